@@ -1,0 +1,399 @@
+"""The :class:`Topology`: routers, links, capacities and IGP weights (study-method.md §1-2).
+
+A topology is an undirected graph whose parallel links are already collapsed: link ``i`` joins
+``link_u[i] < link_v[i]`` and becomes two directed arcs, ``2 i`` (u to v) and ``2 i + 1`` (v to u).
+Capacity and IGP weight are per arc (REPETITA files may give each direction its own); multiplicity
+and delay are per link. Node ids follow the order of the input file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core
+from .errors import UsageError
+
+__all__ = ["Topology", "RawEdge", "build_topology", "prune", "CAPACITY_RULES", "WEIGHT_RULES"]
+
+CAPACITY_RULES = ("uniform", "zoo", "file")
+WEIGHT_RULES = ("hop", "inverse-capacity", "distance", "file")
+
+#: Speed of light in fibre, km per ms (about 2/3 of c), used to turn distances into delays.
+FIBRE_KM_PER_MS = 200.0
+#: Capacity given to Zoo links without LinkSpeedRaw when the topology has no known speed at all.
+DEFAULT_ZOO_SPEED = 1e9
+EARTH_RADIUS_KM = 6371.0088
+
+
+@dataclasses.dataclass
+class RawEdge:
+    """One edge as a reader found it, before parallel links are collapsed.
+
+    ``speed`` is the file's capacity (nan when unknown), ``weight`` the file's IGP weight (nan when
+    the file has none), ``delay`` the file's delay in ms (nan when unknown). ``directed`` edges
+    (REPETITA) describe one direction only.
+    """
+
+    u: int
+    v: int
+    speed: float = math.nan
+    weight: float = math.nan
+    delay: float = math.nan
+    directed: bool = False
+
+
+class Topology:
+    """A network of routers and links, ready for the path core and the LP models.
+
+    Use :func:`tpcstudy.read_topology` to make one; the constructor takes already-collapsed arrays.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        nodes: Sequence[str],
+        link_u: np.ndarray,
+        link_v: np.ndarray,
+        arc_capacity: np.ndarray,
+        arc_weight: np.ndarray,
+        *,
+        multiplicity: Optional[np.ndarray] = None,
+        delay: Optional[np.ndarray] = None,
+        latitude: Optional[np.ndarray] = None,
+        longitude: Optional[np.ndarray] = None,
+        internal: Optional[np.ndarray] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        n, m = len(nodes), len(link_u)
+        self.name = str(name)
+        self._nodes = [str(x) for x in nodes]
+        self._index = {x: i for i, x in enumerate(self._nodes)}
+        if len(self._index) != n:
+            raise UsageError(f"topology {name!r}: node names are not unique")
+        self.link_u = np.ascontiguousarray(link_u, dtype=np.int32)
+        self.link_v = np.ascontiguousarray(link_v, dtype=np.int32)
+        self.arc_capacity = np.ascontiguousarray(arc_capacity, dtype=np.float64)
+        self.arc_weight = np.ascontiguousarray(arc_weight, dtype=np.float64)
+        if self.arc_capacity.shape != (2 * m,) or self.arc_weight.shape != (2 * m,):
+            raise UsageError(f"topology {name!r}: need one capacity and one weight per arc")
+        self.multiplicity = (
+            np.ones(m, dtype=np.int32) if multiplicity is None
+            else np.ascontiguousarray(multiplicity, dtype=np.int32))
+        nan_n = np.full(n, np.nan)
+        self.delay = np.full(m, np.nan) if delay is None else np.asarray(delay, dtype=np.float64)
+        self.latitude = nan_n.copy() if latitude is None else np.asarray(latitude, dtype=np.float64)
+        self.longitude = nan_n.copy() if longitude is None else np.asarray(longitude, dtype=np.float64)
+        self.internal = (np.ones(n, dtype=np.int8) if internal is None
+                         else np.asarray(internal, dtype=np.int8))
+        self.meta: Dict[str, Any] = dict(meta or {})
+        self._graph: Optional[_core.Graph] = None
+
+    # ----------------------------------------------------------------- basic views
+    @property
+    def nodes(self) -> List[str]:
+        """Router names; the position in this list is the router's id."""
+        return list(self._nodes)
+
+    @property
+    def names(self) -> List[str]:
+        return self._nodes
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self._nodes)
+
+    @property
+    def num_links(self) -> int:
+        return len(self.link_u)
+
+    @property
+    def links(self) -> List[Tuple[str, str]]:
+        """Undirected links as (name, name), in link-id order."""
+        names = self._nodes
+        return [(names[u], names[v]) for u, v in zip(self.link_u.tolist(), self.link_v.tolist())]
+
+    @property
+    def arc_src(self) -> np.ndarray:
+        out = np.empty(2 * self.num_links, dtype=np.int32)
+        out[0::2], out[1::2] = self.link_u, self.link_v
+        return out
+
+    @property
+    def arc_dst(self) -> np.ndarray:
+        out = np.empty(2 * self.num_links, dtype=np.int32)
+        out[0::2], out[1::2] = self.link_v, self.link_u
+        return out
+
+    @property
+    def link_capacity(self) -> np.ndarray:
+        """Capacity of each link: the smaller of its two directions (equal for Zoo files)."""
+        return np.minimum(self.arc_capacity[0::2], self.arc_capacity[1::2])
+
+    @property
+    def degree(self) -> np.ndarray:
+        """Number of neighbours of each router (links are already collapsed)."""
+        return np.bincount(np.concatenate([self.link_u, self.link_v]), minlength=self.num_nodes)
+
+    @property
+    def edge_routers(self) -> List[str]:
+        """Routers with exactly two neighbours (study-method.md §2), in id order."""
+        return [self._nodes[i] for i in np.flatnonzero(self.degree == 2).tolist()]
+
+    @property
+    def edge_router_ids(self) -> np.ndarray:
+        return np.flatnonzero(self.degree == 2).astype(np.int32)
+
+    def index_of(self, node: Any) -> int:
+        """Id of a router given by name (or already by id)."""
+        key = str(node)
+        if key in self._index:
+            return self._index[key]
+        if isinstance(node, (int, np.integer)) and 0 <= int(node) < self.num_nodes:
+            return int(node)
+        raise UsageError(f"topology {self.name!r} has no router {node!r}")
+
+    def arc_of(self, u: Any, v: Any) -> int:
+        """Id of the directed arc from router ``u`` to router ``v``."""
+        iu, iv = self.index_of(u), self.index_of(v)
+        lo, hi = min(iu, iv), max(iu, iv)
+        hit = np.flatnonzero((self.link_u == lo) & (self.link_v == hi))
+        if hit.size == 0:
+            raise UsageError(f"topology {self.name!r} has no link {u!r} - {v!r}")
+        return int(2 * hit[0] + (0 if iu == lo else 1))
+
+    @property
+    def graph(self) -> "_core.Graph":
+        """The compiled directed graph (arcs numbered as described in the module docstring)."""
+        if self._graph is None:
+            self._graph = _core.Graph(self.num_nodes, self.arc_src, self.arc_dst, self.arc_weight)
+        return self._graph
+
+    def capacity_coverage(self) -> float:
+        """Share of links whose capacity came from the file (1.0 for uniform capacities)."""
+        known = self.meta.get("capacity_known_links")
+        if known is None or self.num_links == 0:
+            return 1.0 if self.meta.get("capacity_rule") == "uniform" else math.nan
+        return float(known) / self.num_links
+
+    def __repr__(self) -> str:
+        return f"<Topology {self.name!r}: {self.num_nodes} routers, {self.num_links} links>"
+
+    # ----------------------------------------------------------------- conversion
+    def to_networkx(self) -> Any:
+        """A networkx graph with ``capacity``, ``weight``, ``multiplicity`` and ``delay`` attributes.
+
+        An ``nx.Graph`` when both directions of every link agree, else an ``nx.DiGraph``.
+        """
+        import networkx as nx
+
+        sym = (np.array_equal(self.arc_weight[0::2], self.arc_weight[1::2])
+               and np.array_equal(self.arc_capacity[0::2], self.arc_capacity[1::2]))
+        g = nx.Graph() if sym else nx.DiGraph()
+        g.graph.update(name=self.name, **{k: v for k, v in self.meta.items() if _plain(v)})
+        for i, x in enumerate(self._nodes):
+            attrs: Dict[str, Any] = {"id": i, "internal": int(self.internal[i])}
+            if not math.isnan(self.latitude[i]):
+                attrs["Latitude"] = float(self.latitude[i])
+                attrs["Longitude"] = float(self.longitude[i])
+            g.add_node(x, **attrs)
+        for i, (u, v) in enumerate(zip(self.link_u.tolist(), self.link_v.tolist())):
+            common = {"multiplicity": int(self.multiplicity[i]), "delay": float(self.delay[i])}
+            g.add_edge(self._nodes[u], self._nodes[v], capacity=float(self.arc_capacity[2 * i]),
+                       weight=float(self.arc_weight[2 * i]), **common)
+            if not sym:
+                g.add_edge(self._nodes[v], self._nodes[u],
+                           capacity=float(self.arc_capacity[2 * i + 1]),
+                           weight=float(self.arc_weight[2 * i + 1]), **common)
+        return g
+
+    def subgraph(self, keep: np.ndarray, *, name: Optional[str] = None) -> "Topology":
+        """The topology induced by the routers where ``keep`` is true (ids renumbered in order)."""
+        keep = np.asarray(keep, dtype=bool)
+        new_id = np.cumsum(keep) - 1
+        lk = keep[self.link_u] & keep[self.link_v]
+        arcs = np.repeat(lk, 2)
+        return Topology(
+            name or self.name, [x for x, k in zip(self._nodes, keep.tolist()) if k],
+            new_id[self.link_u[lk]], new_id[self.link_v[lk]],
+            self.arc_capacity[arcs], self.arc_weight[arcs],
+            multiplicity=self.multiplicity[lk], delay=self.delay[lk],
+            latitude=self.latitude[keep], longitude=self.longitude[keep],
+            internal=self.internal[keep], meta=self.meta)
+
+
+def _plain(v: Any) -> bool:
+    return isinstance(v, (str, int, float, bool))
+
+
+# --------------------------------------------------------------------------- building
+def great_circle_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Haversine distance in km."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lon2 - lon1)
+    h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
+
+
+def build_topology(
+    name: str,
+    nodes: Sequence[str],
+    edges: Iterable[RawEdge],
+    *,
+    capacity: str = "uniform",
+    weight: str = "hop",
+    latitude: Optional[Sequence[float]] = None,
+    longitude: Optional[Sequence[float]] = None,
+    internal: Optional[Sequence[int]] = None,
+    meta: Optional[Mapping[str, Any]] = None,
+    source: str = "",
+) -> Topology:
+    """Collapse raw edges into a :class:`Topology`, applying the capacity and weight rules.
+
+    Rules (study-method.md §1, each recorded in ``topo.meta``):
+
+    - capacity ``uniform``: 1.0 per raw link (parallel links add up); ``zoo``/``file``: the file's
+      speed, links without one get the median known speed of the topology, else 1 Gbit/s.
+    - weight ``hop``: 1; ``inverse-capacity``: (largest link capacity) / capacity;
+      ``distance``: great-circle km, or hop for every link when some router of a link lacks
+      coordinates; ``file``: the file's weights.
+
+    Parallel links: capacities add up, the IGP weight is the smallest (what the IGP uses), the
+    delay the smallest, the multiplicity counts them. Self-loops are dropped.
+    """
+    from .errors import TopologyFormatError
+
+    if capacity not in CAPACITY_RULES:
+        raise UsageError(f"unknown capacity rule {capacity!r}; choose from {', '.join(CAPACITY_RULES)}")
+    if weight not in WEIGHT_RULES:
+        raise UsageError(f"unknown weight rule {weight!r}; choose from {', '.join(WEIGHT_RULES)}")
+    n = len(nodes)
+    lat = np.full(n, np.nan) if latitude is None else np.asarray(latitude, dtype=np.float64)
+    lon = np.full(n, np.nan) if longitude is None else np.asarray(longitude, dtype=np.float64)
+    edges = [e for e in edges if e.u != e.v]
+    self_loops_dropped = None  # counted by readers when they care
+    meta = dict(meta or {})
+    meta.setdefault("source", source)
+
+    # ---- capacity per raw edge
+    speeds = np.array([e.speed for e in edges], dtype=np.float64)
+    known = ~np.isnan(speeds)
+    if capacity == "uniform":
+        cap = np.ones(len(edges))
+        meta["capacity_rule"] = "uniform: 1.0 per link"
+        meta["capacity_unit"] = "link"
+    else:
+        if known.any():
+            fill = float(np.median(speeds[known]))
+            fill_rule = "median known speed"
+        else:
+            fill, fill_rule = DEFAULT_ZOO_SPEED, "1 Gbit/s"
+        cap = np.where(known, speeds, fill)
+        meta["capacity_rule"] = (f"{capacity}: file speeds; {int((~known).sum())} of {len(edges)} "
+                                 f"raw links filled with {fill_rule} ({fill:g})")
+        meta.setdefault("capacity_unit", "bit/s")
+    if np.any(cap <= 0) or not np.all(np.isfinite(cap)):
+        bad = int(np.flatnonzero(~(cap > 0) | ~np.isfinite(cap))[0])
+        raise TopologyFormatError(source, None, f"link {nodes[edges[bad].u]} - {nodes[edges[bad].v]}"
+                                  f" has capacity {cap[bad]!r}; capacities must be positive")
+
+    # ---- group by unordered pair and direction
+    groups: Dict[Tuple[int, int], List[int]] = {}
+    for i, e in enumerate(edges):
+        groups.setdefault((min(e.u, e.v), max(e.u, e.v)), []).append(i)
+    keys = sorted(groups)
+    m = len(keys)
+    link_u = np.array([k[0] for k in keys], dtype=np.int32)
+    link_v = np.array([k[1] for k in keys], dtype=np.int32)
+    arc_cap = np.zeros(2 * m)
+    file_w = np.full(2 * m, np.inf)
+    mult = np.zeros(m, dtype=np.int32)
+    delay = np.full(m, np.nan)
+    known_links = 0
+    for li, key in enumerate(keys):
+        fw = [i for i in groups[key] if not edges[i].directed or edges[i].u == key[0]]
+        bw = [i for i in groups[key] if not edges[i].directed or edges[i].u == key[1]]
+        if not fw:
+            fw = bw
+        if not bw:
+            bw = fw
+        arc_cap[2 * li] = cap[fw].sum()
+        arc_cap[2 * li + 1] = cap[bw].sum()
+        fwd_w = [edges[i].weight for i in fw if not math.isnan(edges[i].weight)]
+        bwd_w = [edges[i].weight for i in bw if not math.isnan(edges[i].weight)]
+        file_w[2 * li] = min(fwd_w) if fwd_w else np.nan
+        file_w[2 * li + 1] = min(bwd_w) if bwd_w else np.nan
+        mult[li] = max(len(fw), len(bw)) if any(edges[i].directed for i in groups[key]) else len(fw)
+        ds = [edges[i].delay for i in groups[key] if not math.isnan(edges[i].delay)]
+        if ds:
+            delay[li] = min(ds)
+        if all(known[groups[key]]):
+            known_links += 1
+    meta["capacity_known_links"] = known_links if capacity != "uniform" else m
+
+    # ---- IGP weight per arc
+    if weight == "hop":
+        w = np.ones(2 * m)
+        meta["weight_rule"] = "hop: 1 per link"
+    elif weight == "inverse-capacity":
+        ref = float(arc_cap.max()) if m else 1.0
+        w = ref / arc_cap
+        meta["weight_rule"] = f"inverse-capacity: {ref:g} / capacity"
+    elif weight == "distance":
+        ok = ~(np.isnan(lat[link_u]) | np.isnan(lon[link_u]) | np.isnan(lat[link_v]) | np.isnan(lon[link_v]))
+        if m and ok.all():
+            km = np.array([great_circle_km(lat[u], lon[u], lat[v], lon[v])
+                           for u, v in zip(link_u.tolist(), link_v.tolist())])
+            km = np.maximum(km, 1e-3)  # co-located routers: a tiny positive weight
+            w = np.repeat(km, 2)
+            meta["weight_rule"] = "distance: great-circle km"
+        else:
+            w = np.ones(2 * m)
+            meta["weight_rule"] = (f"distance unavailable ({int((~ok).sum())} links lack "
+                                   f"coordinates): hop")
+    else:  # file
+        if m and np.isnan(file_w).all():
+            raise TopologyFormatError(source, None, "weight 'file' asked for, but the file gives no "
+                                      "IGP weights (use hop, inverse-capacity or distance)")
+        missing = np.isnan(file_w)
+        w = np.where(missing, 1.0, file_w)
+        meta["weight_rule"] = "file: the file's IGP weights" + (
+            f" ({int(missing.sum())} arcs without one: 1)" if missing.any() else "")
+        if np.any(w <= 0):
+            bad = int(np.flatnonzero(w <= 0)[0]) // 2
+            raise TopologyFormatError(source, None, f"link {nodes[link_u[bad]]} - "
+                                      f"{nodes[link_v[bad]]} has IGP weight <= 0")
+
+    # ---- delay fallback: great-circle distance over the speed of light in fibre
+    for li in np.flatnonzero(np.isnan(delay)).tolist():
+        u, v = int(link_u[li]), int(link_v[li])
+        if not (math.isnan(lat[u]) or math.isnan(lat[v]) or math.isnan(lon[u]) or math.isnan(lon[v])):
+            delay[li] = great_circle_km(lat[u], lon[u], lat[v], lon[v]) / FIBRE_KM_PER_MS
+    del self_loops_dropped
+    return Topology(name, nodes, link_u, link_v, arc_cap, w, multiplicity=mult, delay=delay,
+                    latitude=lat, longitude=lon, internal=internal, meta=meta)
+
+
+# --------------------------------------------------------------------------- pruning
+def prune(topo: Topology) -> Topology:
+    """Keep the 2-core, then its largest connected component (study-method.md §2).
+
+    Ties between equally large components go to the one holding the smallest router id.
+    """
+    keep = np.asarray(_core.two_core(topo.graph), dtype=bool)
+    if keep.any():
+        sub = topo.subgraph(keep)
+        comp = np.asarray(_core.connected_components(sub.graph))
+        labels, counts = np.unique(comp, return_counts=True)
+        best = labels[np.lexsort((labels, -counts))[0]]
+        full = np.zeros(topo.num_nodes, dtype=bool)
+        full[np.flatnonzero(keep)[comp == best]] = True
+        keep = full
+    out = topo.subgraph(keep)
+    out.meta["pruned"] = True
+    out.meta["original_nodes"] = topo.num_nodes
+    out.meta["original_links"] = topo.num_links
+    return out
