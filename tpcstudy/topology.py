@@ -173,10 +173,10 @@ class Topology:
         return self._graph
 
     def capacity_coverage(self) -> float:
-        """Share of links whose capacity came from the file (1.0 for uniform capacities)."""
+        """Share of links whose file gives a capacity (whatever capacity rule was applied)."""
         known = self.meta.get("capacity_known_links")
         if known is None or self.num_links == 0:
-            return 1.0 if self.meta.get("capacity_rule") == "uniform" else math.nan
+            return math.nan
         return float(known) / self.num_links
 
     def __repr__(self) -> str:
@@ -332,7 +332,7 @@ def build_topology(
             delay[li] = min(ds)
         if all(known[groups[key]]):
             known_links += 1
-    meta["capacity_known_links"] = known_links if capacity != "uniform" else m
+    meta["capacity_known_links"] = known_links  # links whose file gives a speed, whatever the rule
 
     # ---- IGP weight per arc
     if weight == "hop":

@@ -1,0 +1,48 @@
+"""Shared fixtures: the shared data folder beside the project, and a Zoo installed from it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+ZOO_MIRROR = SHARED / "topologyzoo"
+REPETITA = SHARED / "repetita"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
+
+
+@pytest.fixture(scope="session")
+def zoo_mirror() -> Path:
+    return _need(ZOO_MIRROR)
+
+
+@pytest.fixture(scope="session")
+def repetita() -> Path:
+    return _need(REPETITA)
+
+
+@pytest.fixture(scope="session")
+def zoo_installed(tmp_path_factory: pytest.TempPathFactory, zoo_mirror: Path) -> Path:
+    """The Zoo installed from the local mirror into a private data folder, for the whole session."""
+    from tpcstudy import zoo
+
+    data = tmp_path_factory.mktemp("tpcdata")
+    old = {k: os.environ.get(k) for k in ("TPCSTUDY_DATA", "TPCSTUDY_ZOO_MIRROR")}
+    os.environ["TPCSTUDY_DATA"] = str(data)
+    os.environ["TPCSTUDY_ZOO_MIRROR"] = str(zoo_mirror)
+    zoo.fetch()
+    yield zoo.zoo_dir()
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
