@@ -108,11 +108,13 @@ def test_no_network_no_mirror_says_how(data_dir, monkeypatch):
     assert "tpcstudy zoo fetch --mirror DIR" in msg and zoo.ZOO_URL in msg
 
 
-def test_cli_zoo_first_use_fetches_from_env_mirror(data_dir, zoo_mirror):
+def test_cli_zoo_first_use_fetches_from_env_mirror(data_dir, zoo_mirror, tmp_path):
     env = dict(os.environ, TPCSTUDY_ZOO_MIRROR=str(zoo_mirror))
+    # run outside the source tree so the installed package (with its compiled core) is imported
     out = subprocess.run([sys.executable, "-m", "tpcstudy", "topo", "stats", "--topo", "zoo/Kdl",
-                          "--json"], capture_output=True, text=True, env=env, check=True)
+                          "--json"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
     assert '"pruned_nodes": 680' in out.stdout and '"pruned_links": 821' in out.stdout
     bad = subprocess.run([sys.executable, "-m", "tpcstudy", "topo", "stats", "--topo", "nope.gml"],
-                         capture_output=True, text=True, env=env)
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and "nope.gml" in bad.stderr
