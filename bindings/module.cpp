@@ -9,6 +9,8 @@
 namespace nb = nanobind;
 using namespace nb::literals;
 
+void bind_paths(nanobind::module_&);  // bindings/paths.cpp
+
 using I32In = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using F64In = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
@@ -43,4 +45,6 @@ NB_MODULE(_core, m) {
     m.def("connected_components",
           [](const tpc::Graph& g) { return to_numpy(tpc::connected_components(g)); }, "graph"_a,
           "Component label of every node: the smallest node id of its component.");
+
+    bind_paths(m);
 }

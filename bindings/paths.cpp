@@ -1,0 +1,171 @@
+// nanobind bindings of the path core (cpp/include/tpcstudy/paths.hpp): type conversion and GIL
+// release only. Node and arc ids are int32, values float64, offsets int64.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/tuple.h>
+
+#include "tpcstudy/paths.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using I32In = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using F64In = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using F64In2 = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+template <typename T>
+using Out1 = nb::ndarray<nb::numpy, T, nb::ndim<1>>;
+using Out2 = nb::ndarray<nb::numpy, double, nb::ndim<2>>;
+
+template <typename T>
+Out1<T> arr(std::vector<T>&& v) {
+    auto* heap = new std::vector<T>(std::move(v));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+    return Out1<T>(heap->data(), {heap->size()}, owner);
+}
+
+Out2 matrix(std::vector<double>&& v, size_t rows, size_t cols) {
+    auto* heap = new std::vector<double>(std::move(v));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    return Out2(heap->data(), {rows, cols}, owner);
+}
+
+std::vector<int32_t> vec(const I32In& a) { return std::vector<int32_t>(a.data(), a.data() + a.shape(0)); }
+
+}  // namespace
+
+void bind_paths(nb::module_& m) {
+    m.def("distances_from",
+          [](const tpc::Graph& g, int32_t source) {
+              std::vector<double> d;
+              {
+                  nb::gil_scoped_release release;
+                  d = tpc::distances_from(g, source);
+              }
+              return arr(std::move(d));
+          },
+          "graph"_a, "source"_a, "IGP distance from source to every node (inf: unreachable).");
+    m.def("distances_to",
+          [](const tpc::Graph& g, int32_t target) {
+              std::vector<double> d;
+              {
+                  nb::gil_scoped_release release;
+                  d = tpc::distances_to(g, target);
+              }
+              return arr(std::move(d));
+          },
+          "graph"_a, "target"_a, "IGP distance from every node to target (inf: unreachable).");
+    m.def("dag_arcs",
+          [](const tpc::Graph& g, int32_t s, int32_t t) {
+              std::vector<int32_t> a;
+              {
+                  nb::gil_scoped_release release;
+                  a = tpc::dag_arcs(g, s, t);
+              }
+              return arr(std::move(a));
+          },
+          "graph"_a, "source"_a, "target"_a, "Arcs on at least one shortest path, sorted.");
+    m.def("shortest_paths",
+          [](const tpc::Graph& g, int32_t s, int32_t t, int64_t limit) {
+              tpc::Csr<int32_t> c;
+              {
+                  nb::gil_scoped_release release;
+                  c = tpc::shortest_paths(g, s, t, limit);
+              }
+              return nb::make_tuple(arr(std::move(c.offsets)), arr(std::move(c.items)));
+          },
+          "graph"_a, "source"_a, "target"_a, "limit"_a,
+          "Every shortest path (lexicographic), at most limit: (offsets, nodes).");
+    m.def("ecmp_ratios",
+          [](const tpc::Graph& g, int32_t s, int32_t t) {
+              std::vector<int32_t> arcs;
+              std::vector<double> fr;
+              {
+                  nb::gil_scoped_release release;
+                  tpc::ecmp_ratios(g, s, t, arcs, fr);
+              }
+              return nb::make_tuple(arr(std::move(arcs)), arr(std::move(fr)));
+          },
+          "graph"_a, "source"_a, "target"_a, "ECMP fraction per arc of segment s -> t: (arcs, fractions).");
+    m.def("segment_ratios",
+          [](const tpc::Graph& g, I32In sources, I32In targets) {
+              auto s = vec(sources), t = vec(targets);
+              tpc::SegmentRatios r;
+              {
+                  nb::gil_scoped_release release;
+                  r = tpc::segment_ratios(g, s, t);
+              }
+              return nb::make_tuple(arr(std::move(r.offsets)), arr(std::move(r.arcs)),
+                                    arr(std::move(r.fractions)));
+          },
+          "graph"_a, "sources"_a, "targets"_a,
+          "ECMP ratios of many segments: (offsets, arcs, fractions), CSR per segment.");
+
+    nb::class_<tpc::Routing>(m, "Routing",
+                             "All-pairs IGP distances and next-hop DAGs of a graph (n Dijkstras).")
+        .def("__init__",
+             [](tpc::Routing* self, const tpc::Graph& g) {
+                 nb::gil_scoped_release release;
+                 new (self) tpc::Routing(g);
+             },
+             "graph"_a)
+        .def_prop_ro("n", &tpc::Routing::n)
+        .def("distances",
+             [](const tpc::Routing& r) {
+                 size_t n = static_cast<size_t>(r.n());
+                 std::vector<double> d(r.dist_row(0), r.dist_row(0) + n * n);
+                 return matrix(std::move(d), n, n);
+             },
+             "All-pairs distance matrix d[a, b] (a copy).")
+        .def("segment_costs",
+             [](const tpc::Routing& r, F64In price) {
+                 size_t n = static_cast<size_t>(r.n());
+                 if (price.shape(0) != static_cast<size_t>(r.graph().num_arcs()))
+                     throw nb::value_error("need one price per arc");
+                 std::vector<double> out(n * n);
+                 {
+                     nb::gil_scoped_release release;
+                     r.segment_costs(price.data(), out.data());
+                 }
+                 return matrix(std::move(out), n, n);
+             },
+             "prices"_a, "cost[u, v] = sum_l r_uv(l) * prices[l] for all u, v.");
+
+    m.def("best_sr_paths",
+          [](F64In2 cost, I32In sources, I32In targets, int32_t k) {
+              if (cost.shape(0) != cost.shape(1)) throw nb::value_error("cost matrix is not square");
+              auto s = vec(sources), t = vec(targets);
+              tpc::SrPaths r;
+              {
+                  nb::gil_scoped_release release;
+                  r = tpc::best_sr_paths(static_cast<int32_t>(cost.shape(0)), cost.data(), s, t, k);
+              }
+              return nb::make_tuple(arr(std::move(r.values)), arr(std::move(r.offsets)),
+                                    arr(std::move(r.waypoints)));
+          },
+          "costs"_a, "sources"_a, "targets"_a, "k"_a,
+          "Cheapest sr-path with at most k segments per pair: (values, offsets, waypoints).");
+
+    m.def("disjoint_paths",
+          [](const tpc::Graph& g, const tpc::Routing* routing, I32In sources, I32In targets,
+             int32_t method, int32_t k, int32_t threads) {
+              if (method < 0 || method > 2) throw nb::value_error("method must be 0, 1 or 2");
+              auto s = vec(sources), t = vec(targets);
+              tpc::DisjointPaths r;
+              {
+                  nb::gil_scoped_release release;
+                  r = tpc::disjoint_paths(g, routing, s, t, static_cast<tpc::DisjointMethod>(method),
+                                          k, threads);
+              }
+              return nb::make_tuple(
+                  arr(std::move(r.pair_offsets)), arr(std::move(r.nodes.offsets)),
+                  arr(std::move(r.nodes.items)), arr(std::move(r.waypoints.offsets)),
+                  arr(std::move(r.waypoints.items)), arr(std::move(r.links.offsets)),
+                  arr(std::move(r.links.items)), arr(std::move(r.cost)));
+          },
+          "graph"_a, "routing"_a.none(), "sources"_a, "targets"_a, "method"_a, "k"_a,
+          "threads"_a = 0,
+          "Link-disjoint paths per pair (method 0 max, 1 greedy, 2 sps): (pair_offsets, "
+          "node_offsets, nodes, waypoint_offsets, waypoints, link_offsets, links, costs).");
+}

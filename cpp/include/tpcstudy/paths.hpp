@@ -1,0 +1,134 @@
+// Shortest paths, ECMP splitting and segment-routing paths (study-method.md §3).
+//
+// Everything here works on a tpc::Graph. "Shortest" always means by IGP weight with the equal-cost
+// rule of Graph::same_cost. An arc a = (u -> v) is a *next hop* of u towards t when
+// d(u, t) == w(a) + d(v, t) under that rule (and d(v, t) < d(u, t), which keeps the next-hop graph
+// acyclic whatever the rounding). The shortest-path DAG of a pair (s, t) is the set of next-hop
+// arcs towards t reachable from s through next hops: in exact arithmetic exactly the arcs with
+// d(s, u) + w(a) + d(v, t) == d(s, t).
+//
+// Ties are always broken by the smallest node id, then the smallest arc id: no result depends on
+// hash order or on anything but the graph's numbering.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "tpcstudy/graph.hpp"
+
+namespace tpc {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A list of lists: list i is items[offsets[i] .. offsets[i + 1]).
+template <typename T>
+struct Csr {
+    std::vector<int64_t> offsets{0};
+    std::vector<T> items;
+    void close() { offsets.push_back(static_cast<int64_t>(items.size())); }
+    int64_t size() const { return static_cast<int64_t>(offsets.size()) - 1; }
+};
+
+// ------------------------------------------------------------------ single source / target
+// Dijkstra distances from `source` (forwards) or to `target` (backwards), inf where unreachable.
+// `alive` (optional, one flag per arc) restricts the search to arcs whose flag is non-zero.
+std::vector<double> distances_from(const Graph& g, int32_t source, const uint8_t* alive = nullptr);
+std::vector<double> distances_to(const Graph& g, int32_t target, const uint8_t* alive = nullptr);
+
+// Is arc a a next hop towards the target whose distances are `dt`?
+inline bool is_next_hop(const Graph& g, const double* dt, int32_t a) {
+    double du = dt[g.src[a]], dv = dt[g.dst[a]];
+    return dv < du && g.same_cost(du, g.weight[a] + dv);
+}
+
+// Arcs of the shortest-path DAG of (s, t), sorted by id (empty when t is unreachable or s == t).
+std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t);
+
+// Every shortest s -> t path as a node list, in lexicographic order of node ids, at most `limit`.
+Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit);
+
+// ECMP fractions r_st(a) of the segment s -> t (arcs sorted by id, fractions > 0).
+void ecmp_ratios(const Graph& g, int32_t s, int32_t t, std::vector<int32_t>& arcs,
+                 std::vector<double>& fractions);
+
+// Batch: the ratios of segment i (sources[i] -> targets[i]) are arcs/fractions
+// [offsets[i], offsets[i + 1]). Each distinct target's DAG is computed once.
+struct SegmentRatios {
+    std::vector<int64_t> offsets;
+    std::vector<int32_t> arcs;
+    std::vector<double> fractions;
+};
+SegmentRatios segment_ratios(const Graph& g, const std::vector<int32_t>& sources,
+                             const std::vector<int32_t>& targets);
+
+// ------------------------------------------------------------------ all-pairs routing table
+// All-pairs IGP distances and the next-hop DAG of every destination (n Dijkstras). Independent of
+// prices, so the LP's pricing reuses it across iterations.
+class Routing {
+public:
+    explicit Routing(const Graph& g);
+
+    const Graph& graph() const { return g_; }
+    int32_t n() const { return g_.n; }
+    double dist(int32_t a, int32_t b) const { return dist_[static_cast<size_t>(a) * g_.n + b]; }
+    const double* dist_row(int32_t a) const { return &dist_[static_cast<size_t>(a) * g_.n]; }
+    // Column b of the distance matrix (distances *to* b), contiguous.
+    const double* dist_to(int32_t b) const { return &dist_to_[static_cast<size_t>(b) * g_.n]; }
+
+    // Nodes that reach b, in increasing distance to b (b first, ties by node id).
+    const int32_t* order_to(int32_t b, int32_t& len) const;
+    // Next-hop arcs of u towards b, sorted by arc id.
+    const int32_t* next_hops(int32_t b, int32_t u, int32_t& len) const;
+    // Nodes reachable from a, in increasing distance from a (a first, ties by node id).
+    const int32_t* order_from(int32_t a, int32_t& len) const;
+
+    // cost(u, v) = sum_l r_uv(l) * price[l] for all u, v, row-major n x n (inf where v is
+    // unreachable from u, 0 on the diagonal). One pass per destination over its DAG.
+    void segment_costs(const double* price, double* out) const;
+
+private:
+    Graph g_;
+    std::vector<double> dist_;      // dist_[a * n + b] = d(a, b)
+    std::vector<double> dist_to_;   // dist_to_[b * n + a] = d(a, b)
+    std::vector<int32_t> to_order_, to_len_;      // per destination: n slots, to_len_ used
+    std::vector<int32_t> from_order_, from_len_;  // per source: n slots, from_len_ used
+    std::vector<int64_t> nh_off_;   // (b * (n + 1) + u) -> start in nh_arcs_
+    std::vector<int32_t> nh_arcs_;
+};
+
+// ------------------------------------------------------------------ sr-paths
+// The cheapest sr-path with at most k segments for each pair (sources[i], targets[i]) under the
+// segment cost matrix `cost` (row-major n x n, cost(u, u) = 0, inf = unusable):
+// D_1(s, t) = cost(s, t), D_j(s, t) = min(D_{j-1}(s, t), min_w D_{j-1}(s, w) + cost(w, t)).
+// Ties prefer fewer segments (a candidate must beat the incumbent by more than a relative 1e-9),
+// then the smallest waypoint id. Each distinct source's DP row is computed once (O(k n^2)).
+struct SrPaths {
+    std::vector<double> values;        // inf when t is unreachable
+    std::vector<int64_t> offsets;      // waypoints of pair i: [offsets[i], offsets[i + 1])
+    std::vector<int32_t> waypoints;
+};
+SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>& sources,
+                      const std::vector<int32_t>& targets, int32_t k);
+
+// ------------------------------------------------------------------ link-disjoint paths
+// Paths are disjoint on undirected links; arcs must come in pairs (2i, 2i + 1 reverse of each
+// other), as the Python Topology numbers them. study-method.md §5.
+enum class DisjointMethod : int32_t { max = 0, greedy = 1, sps = 2 };
+
+struct DisjointPaths {
+    // Per pair: its paths are [pair_offsets[i], pair_offsets[i + 1]) of the path lists below.
+    std::vector<int64_t> pair_offsets{0};
+    Csr<int32_t> nodes;       // node list of each path (source ... target)
+    Csr<int32_t> waypoints;   // sps: waypoints of each path (empty lists for max / greedy)
+    Csr<int32_t> links;       // undirected link ids each path occupies, sorted
+    std::vector<double> cost; // IGP cost of each path (sps: sum of its segment distances)
+};
+
+// `routing` is needed for sps only (may be null otherwise). `threads` <= 0: all cores.
+DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
+                             const std::vector<int32_t>& sources,
+                             const std::vector<int32_t>& targets, DisjointMethod method,
+                             int32_t k, int32_t threads);
+
+}  // namespace tpc

@@ -1,0 +1,461 @@
+// Link-disjoint paths between two routers: max-flow, greedy Dijkstra and segment-limited (sps).
+// study-method.md §5. Disjointness is on undirected links (arc / 2).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <exception>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "tpcstudy/paths.hpp"
+
+namespace tpc {
+
+namespace {
+
+struct PathOut {
+    std::vector<int32_t> nodes, waypoints, links;
+    double cost = 0.0;
+};
+
+// Everything one thread needs for one pair at a time; buffers are reused across pairs.
+class Worker {
+public:
+    Worker(const Graph& g, const Routing* r, int32_t k)
+        : g_(g), r_(r), k_(k), m_(g.num_arcs()), arc_alive_(m_, 1), flow_(m_, 0),
+          used_(m_, 0), parent_(g.n, -1), seen_(g.n, 0), pos_(g.n, -1), dist_(g.n, kInf) {
+        if (r_) {
+            size_t nn = static_cast<size_t>(g.n) * g.n;
+            blocked_.assign(nn, 0);
+            blocked_stamp_.assign(g.n, 0);
+            gk_.assign(static_cast<size_t>(k_ + 1) * g.n, kInf);
+            predn_.assign(static_cast<size_t>(k_ + 1) * g.n, -1);
+            mark_.assign(g.n, 0);
+        }
+    }
+
+    std::vector<PathOut> run(int32_t s, int32_t t, DisjointMethod method) {
+        std::vector<PathOut> out;
+        if (s == t) return out;
+        std::fill(arc_alive_.begin(), arc_alive_.end(), 1);
+        switch (method) {
+            case DisjointMethod::max: max_flow(s, t, out); break;
+            case DisjointMethod::greedy: greedy(s, t, out); break;
+            case DisjointMethod::sps: sps(s, t, out); break;
+        }
+        return out;
+    }
+
+private:
+    const Graph& g_;
+    const Routing* r_;
+    int32_t k_, m_;
+    std::vector<uint8_t> arc_alive_;
+    std::vector<uint8_t> flow_, used_;
+    std::vector<int32_t> parent_, queue_;
+    std::vector<uint32_t> seen_;
+    uint32_t stamp_ = 0;
+    std::vector<int32_t> pos_;
+    // Dijkstra buffers
+    std::vector<double> dist_;
+    std::vector<int32_t> touched_;
+    std::vector<std::pair<double, int32_t>> heap_;
+    // sps buffers
+    std::vector<uint8_t> blocked_;          // blocked_[x * n + b]: segment x -> b unusable
+    std::vector<uint32_t> blocked_stamp_;   // row x valid when == iter_stamp_
+    uint32_t iter_stamp_ = 0;
+    std::vector<double> gk_;                // gk_[j * n + x]: best cost reaching x with j segments
+    std::vector<int32_t> predn_;            // predecessor node of (j, x)
+    std::vector<int32_t> gk_touched_;
+    std::vector<uint8_t> mark_;
+
+    uint32_t next_stamp() {
+        if (++stamp_ == 0) {
+            std::fill(seen_.begin(), seen_.end(), 0);
+            stamp_ = 1;
+        }
+        return stamp_;
+    }
+
+    void kill_links(const std::vector<int32_t>& links) {
+        for (int32_t l : links) arc_alive_[2 * l] = arc_alive_[2 * l + 1] = 0;
+    }
+
+    static void finish(PathOut& p) {
+        std::sort(p.links.begin(), p.links.end());
+        p.links.erase(std::unique(p.links.begin(), p.links.end()), p.links.end());
+    }
+
+    // ---------------------------------------------------------------- max: Edmonds-Karp
+    // Unit capacity in each direction of a link; pushing along a cancels flow on a ^ 1 first, so
+    // at most one direction of a link carries flow and the residual capacity of a is 1 iff
+    // flow[a] == 0.
+    void max_flow(int32_t s, int32_t t, std::vector<PathOut>& out) {
+        std::fill(flow_.begin(), flow_.end(), 0);
+        int32_t count = 0;
+        for (;;) {
+            uint32_t st = next_stamp();
+            queue_.clear();
+            queue_.push_back(s);
+            seen_[s] = st;
+            bool found = false;
+            for (size_t qi = 0; qi < queue_.size() && !found; ++qi) {
+                int32_t u = queue_[qi];
+                for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i) {
+                    int32_t a = g_.out_arcs[i];
+                    int32_t v = g_.dst[a];
+                    if (flow_[a] || seen_[v] == st) continue;
+                    seen_[v] = st;
+                    parent_[v] = a;
+                    if (v == t) {
+                        found = true;
+                        break;
+                    }
+                    queue_.push_back(v);
+                }
+            }
+            if (!found) break;
+            for (int32_t v = t; v != s;) {
+                int32_t a = parent_[v];
+                if (flow_[a ^ 1]) flow_[a ^ 1] = 0;
+                else flow_[a] = 1;
+                v = g_.src[a];
+            }
+            ++count;
+        }
+        // Decompose: walk from s along unused flow arcs (smallest arc id first), cutting cycles.
+        std::fill(used_.begin(), used_.end(), 0);
+        for (int32_t c = 0; c < count; ++c) {
+            std::vector<int32_t> nodes{s}, arcs;
+            pos_[s] = 0;
+            int32_t u = s;
+            while (u != t) {
+                int32_t pick = -1;
+                for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i) {
+                    int32_t a = g_.out_arcs[i];
+                    if (flow_[a] && !used_[a]) {
+                        pick = a;
+                        break;
+                    }
+                }
+                if (pick < 0) throw std::logic_error("flow decomposition lost conservation");
+                used_[pick] = 1;
+                int32_t v = g_.dst[pick];
+                if (pos_[v] >= 0) {  // a cycle: drop it
+                    for (size_t i = pos_[v] + 1; i < nodes.size(); ++i) pos_[nodes[i]] = -1;
+                    nodes.resize(pos_[v] + 1);
+                    arcs.resize(pos_[v]);
+                } else {
+                    pos_[v] = static_cast<int32_t>(nodes.size());
+                    nodes.push_back(v);
+                    arcs.push_back(pick);
+                }
+                u = v;
+            }
+            for (int32_t x : nodes) pos_[x] = -1;
+            PathOut p;
+            p.nodes = std::move(nodes);
+            for (int32_t a : arcs) {
+                p.links.push_back(a / 2);
+                p.cost += g_.weight[a];
+            }
+            finish(p);
+            out.push_back(std::move(p));
+        }
+    }
+
+    // ---------------------------------------------------------------- greedy
+    // Reverse Dijkstra from t over live arcs, stopped once s is settled (every node with a
+    // smaller distance is then final, which is all the next-hop test needs).
+    void dijkstra_to(int32_t t, int32_t stop) {
+        for (int32_t u : touched_) dist_[u] = kInf;
+        touched_.clear();
+        heap_.clear();
+        auto cmp = [](const std::pair<double, int32_t>& a, const std::pair<double, int32_t>& b) {
+            return a > b;
+        };
+        dist_[t] = 0.0;
+        touched_.push_back(t);
+        heap_.push_back({0.0, t});
+        while (!heap_.empty()) {
+            std::pop_heap(heap_.begin(), heap_.end(), cmp);
+            auto [du, u] = heap_.back();
+            heap_.pop_back();
+            if (du > dist_[u]) continue;
+            if (u == stop) break;
+            for (int32_t i = g_.in_offsets[u]; i < g_.in_offsets[u + 1]; ++i) {
+                int32_t a = g_.in_arcs[i];
+                if (!arc_alive_[a]) continue;
+                int32_t v = g_.src[a];
+                double nd = du + g_.weight[a];
+                if (nd < dist_[v]) {
+                    if (dist_[v] == kInf) touched_.push_back(v);
+                    dist_[v] = nd;
+                    heap_.push_back({nd, v});
+                    std::push_heap(heap_.begin(), heap_.end(), cmp);
+                }
+            }
+        }
+    }
+
+    void greedy(int32_t s, int32_t t, std::vector<PathOut>& out) {
+        for (;;) {
+            dijkstra_to(t, s);
+            if (!(dist_[s] < kInf)) break;
+            PathOut p;
+            p.cost = dist_[s];
+            p.nodes.push_back(s);
+            for (int32_t u = s; u != t;) {
+                int32_t pick = -1;
+                for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i) {
+                    int32_t a = g_.out_arcs[i];
+                    if (!arc_alive_[a] || !is_next_hop(g_, dist_.data(), a)) continue;
+                    if (pick < 0 || g_.dst[a] < g_.dst[pick]) pick = a;
+                }
+                if (pick < 0) throw std::logic_error("greedy: no next hop on a shortest path");
+                p.links.push_back(pick / 2);
+                u = g_.dst[pick];
+                p.nodes.push_back(u);
+            }
+            finish(p);
+            kill_links(p.links);
+            out.push_back(std::move(p));
+        }
+    }
+
+    // ---------------------------------------------------------------- sps
+    // Row x of blocked_: segment x -> b is unusable iff some arc of its ECMP DAG (the arcs
+    // (u -> v) with d(x, u) + w + d(v, b) == d(x, b) of the ORIGINAL IGP) is dead. The DAG of
+    // x -> b is the set of forward-DAG arcs of x from which b is reached, so one pass over the
+    // forward DAG of x in increasing distance decides every b at once.
+    bool forward_arc(const double* dx, int32_t a) const {
+        double du = dx[g_.src[a]], dv = dx[g_.dst[a]];
+        return du < dv && g_.same_cost(du + g_.weight[a], dv);
+    }
+
+    const uint8_t* blocked_row(int32_t x) {
+        uint8_t* row = &blocked_[static_cast<size_t>(x) * g_.n];
+        if (blocked_stamp_[x] == iter_stamp_) return row;
+        blocked_stamp_[x] = iter_stamp_;
+        const double* dx = r_->dist_row(x);
+        int32_t len;
+        const int32_t* order = r_->order_from(x, len);
+        std::fill(row, row + g_.n, 1);  // unreachable nodes count as blocked
+        row[x] = 0;
+        for (int32_t i = 1; i < len; ++i) {
+            int32_t v = order[i];
+            uint8_t b = 0;
+            for (int32_t j = g_.in_offsets[v]; j < g_.in_offsets[v + 1] && !b; ++j) {
+                int32_t a = g_.in_arcs[j];
+                if (!forward_arc(dx, a)) continue;
+                if (!arc_alive_[a] || row[g_.src[a]]) b = 1;
+            }
+            row[v] = b;
+        }
+        return row;
+    }
+
+    // Undirected links of the ECMP DAG of segment x -> b (original IGP).
+    void segment_links(int32_t x, int32_t b, std::vector<int32_t>& links) {
+        const double* dx = r_->dist_row(x);
+        int32_t len;
+        const int32_t* order = r_->order_from(x, len);
+        std::vector<int32_t> marked{b};
+        mark_[b] = 1;
+        for (int32_t i = len - 1; i > 0; --i) {
+            int32_t v = order[i];
+            if (!mark_[v]) continue;
+            for (int32_t j = g_.in_offsets[v]; j < g_.in_offsets[v + 1]; ++j) {
+                int32_t a = g_.in_arcs[j];
+                if (!forward_arc(dx, a)) continue;
+                links.push_back(a / 2);
+                int32_t u = g_.src[a];
+                if (!mark_[u]) {
+                    mark_[u] = 1;
+                    marked.push_back(u);
+                }
+            }
+        }
+        for (int32_t u : marked) mark_[u] = 0;
+    }
+
+    // One concrete route of segment x -> b: the lexicographically smallest shortest path.
+    void segment_route(int32_t x, int32_t b, std::vector<int32_t>& nodes) {
+        for (int32_t u = x; u != b;) {
+            int32_t len;
+            const int32_t* nh = r_->next_hops(b, u, len);
+            int32_t pick = -1;
+            for (int32_t i = 0; i < len; ++i)
+                if (pick < 0 || g_.dst[nh[i]] < g_.dst[pick]) pick = nh[i];
+            u = g_.dst[pick];
+            nodes.push_back(u);
+        }
+    }
+
+    void sps(int32_t s, int32_t t, std::vector<PathOut>& out) {
+        const int32_t n = g_.n;
+        const size_t nz = static_cast<size_t>(n);
+        const double* dt = r_->dist_to(t);
+        if (!(dt[s] < kInf)) return;
+        using Item = std::tuple<double, int32_t, int32_t, double>;  // (f, segments, node, g)
+        std::vector<Item> heap;
+        auto cmp = [](const Item& a, const Item& b) { return a > b; };
+        for (;;) {
+            if (++iter_stamp_ == 0) {
+                std::fill(blocked_stamp_.begin(), blocked_stamp_.end(), 0);
+                iter_stamp_ = 1;
+            }
+            for (int32_t idx : gk_touched_) {
+                gk_[idx] = kInf;
+                predn_[idx] = -1;
+            }
+            gk_touched_.clear();
+            heap.clear();
+            auto set = [&](int32_t j, int32_t x, double v, int32_t p) {
+                size_t idx = j * nz + x;
+                if (gk_[idx] == kInf) gk_touched_.push_back(static_cast<int32_t>(idx));
+                gk_[idx] = v;
+                predn_[idx] = p;
+            };
+            set(0, s, 0.0, -1);
+            heap.push_back({dt[s], 0, s, 0.0});
+            int32_t best_j = -1;
+            double best_f = kInf;
+            while (!heap.empty()) {
+                std::pop_heap(heap.begin(), heap.end(), cmp);
+                const double f = std::get<0>(heap.back()), gx = std::get<3>(heap.back());
+                const int32_t j = std::get<1>(heap.back()), x = std::get<2>(heap.back());
+                heap.pop_back();
+                if (gk_[j * nz + x] < gx) continue;  // stale
+                if (best_j >= 0 && !(f <= best_f || g_.same_cost(f, best_f))) break;
+                bool dominated = false;
+                for (int32_t jj = 0; jj < j && !dominated; ++jj)
+                    if (gk_[jj * nz + x] <= gx) dominated = true;
+                if (dominated) continue;
+                if (x == t) {
+                    // First arrival is the cheapest; later near-ties only win with fewer segments.
+                    if (best_j < 0) best_f = f;
+                    if (best_j < 0 || j < best_j) best_j = j;
+                    continue;
+                }
+                if (j >= k_) continue;
+                if (best_j >= 0 && j + 1 >= best_j) continue;  // cannot beat on segments
+                const uint8_t* row = blocked_row(x);
+                const double* dx = r_->dist_row(x);
+                int32_t jn = j + 1;
+                auto relax = [&](int32_t b) {
+                    if (b == x || row[b] || !(dt[b] < kInf)) return;
+                    double ng = gx + dx[b];
+                    if (!(ng < gk_[jn * nz + b])) return;
+                    for (int32_t jj = 0; jj < jn; ++jj)
+                        if (gk_[jj * nz + b] <= ng) return;
+                    set(jn, b, ng, x);
+                    heap.push_back({ng + dt[b], jn, b, ng});
+                    std::push_heap(heap.begin(), heap.end(), cmp);
+                };
+                if (jn == k_) relax(t);
+                else
+                    for (int32_t b = 0; b < n; ++b) relax(b);
+            }
+            if (best_j < 0) break;
+            // Rebuild the sr-path and what it occupies.
+            std::vector<int32_t> seq{t};
+            for (int32_t j = best_j, x = t; j > 0; --j) {
+                x = predn_[j * nz + x];
+                seq.push_back(x);
+            }
+            std::reverse(seq.begin(), seq.end());  // s, w1, ..., t
+            PathOut p;
+            p.cost = gk_[best_j * nz + t];
+            p.waypoints.assign(seq.begin() + 1, seq.end() - 1);
+            p.nodes.push_back(s);
+            for (size_t i = 0; i + 1 < seq.size(); ++i) {
+                segment_links(seq[i], seq[i + 1], p.links);
+                segment_route(seq[i], seq[i + 1], p.nodes);
+            }
+            finish(p);
+            kill_links(p.links);
+            out.push_back(std::move(p));
+        }
+    }
+};
+
+void check_pairs(const Graph& g, const std::vector<int32_t>& sources,
+                 const std::vector<int32_t>& targets) {
+    if (sources.size() != targets.size())
+        throw std::invalid_argument("sources and targets differ in length (" +
+                                    std::to_string(sources.size()) + " vs " +
+                                    std::to_string(targets.size()) + ")");
+    for (size_t i = 0; i < sources.size(); ++i)
+        if (sources[i] < 0 || sources[i] >= g.n || targets[i] < 0 || targets[i] >= g.n)
+            throw std::out_of_range("pair " + std::to_string(i) + " (" +
+                                    std::to_string(sources[i]) + ", " +
+                                    std::to_string(targets[i]) + ") has a node id out of range");
+}
+
+}  // namespace
+
+DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
+                             const std::vector<int32_t>& sources,
+                             const std::vector<int32_t>& targets, DisjointMethod method,
+                             int32_t k, int32_t threads) {
+    check_pairs(g, sources, targets);
+    if (g.num_arcs() % 2 != 0)
+        throw std::invalid_argument("disjoint paths need arcs in reverse pairs (2i, 2i + 1)");
+    for (int32_t a = 0; a < g.num_arcs(); a += 2)
+        if (g.src[a] != g.dst[a + 1] || g.dst[a] != g.src[a + 1])
+            throw std::invalid_argument("arc " + std::to_string(a + 1) +
+                                        " is not the reverse of arc " + std::to_string(a));
+    if (method == DisjointMethod::sps) {
+        if (!routing) throw std::invalid_argument("sps needs the routing table");
+        if (routing->n() != g.n) throw std::invalid_argument("routing table of another graph");
+        if (k < 1) throw std::invalid_argument("segment limit k = " + std::to_string(k) + " < 1");
+    }
+    size_t p = sources.size();
+    std::vector<std::vector<PathOut>> per(p);
+    int32_t nt = threads > 0 ? threads : static_cast<int32_t>(std::thread::hardware_concurrency());
+    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
+    std::atomic<size_t> next{0};
+    std::exception_ptr error;
+    std::atomic<bool> failed{false};
+    auto work = [&]() {
+        try {
+            Worker w(g, routing, std::max(k, 1));
+            for (;;) {
+                size_t start = next.fetch_add(16);
+                if (start >= p || failed) break;
+                for (size_t i = start; i < std::min(p, start + 16); ++i)
+                    per[i] = w.run(sources[i], targets[i], method);
+            }
+        } catch (...) {
+            if (!failed.exchange(true)) error = std::current_exception();
+        }
+    };
+    if (nt == 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (int32_t i = 0; i < nt; ++i) pool.emplace_back(work);
+        for (auto& th : pool) th.join();
+    }
+    if (error) std::rethrow_exception(error);
+    DisjointPaths r;
+    for (size_t i = 0; i < p; ++i) {
+        for (auto& q : per[i]) {
+            r.nodes.items.insert(r.nodes.items.end(), q.nodes.begin(), q.nodes.end());
+            r.nodes.close();
+            r.waypoints.items.insert(r.waypoints.items.end(), q.waypoints.begin(),
+                                     q.waypoints.end());
+            r.waypoints.close();
+            r.links.items.insert(r.links.items.end(), q.links.begin(), q.links.end());
+            r.links.close();
+            r.cost.push_back(q.cost);
+        }
+        r.pair_offsets.push_back(r.pair_offsets.back() + static_cast<int64_t>(per[i].size()));
+    }
+    return r;
+}
+
+}  // namespace tpc

@@ -1,0 +1,425 @@
+// Shortest paths, ECMP ratios, the all-pairs routing table and the segment-cost pass.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <queue>
+#include <string>
+#include <utility>
+
+#include "tpcstudy/paths.hpp"
+
+namespace tpc {
+
+namespace {
+
+void check_node(const Graph& g, int32_t u, const char* what) {
+    if (u < 0 || u >= g.n)
+        throw std::out_of_range(std::string(what) + " " + std::to_string(u) +
+                                " is not a node id (the graph has " + std::to_string(g.n) +
+                                " nodes)");
+}
+
+template <bool Forward>
+std::vector<double> dijkstra(const Graph& g, int32_t root, const uint8_t* alive) {
+    std::vector<double> d(g.n, kInf);
+    using Item = std::pair<double, int32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+    d[root] = 0.0;
+    pq.push({0.0, root});
+    const auto& off = Forward ? g.out_offsets : g.in_offsets;
+    const auto& arcs = Forward ? g.out_arcs : g.in_arcs;
+    const auto& other = Forward ? g.dst : g.src;
+    while (!pq.empty()) {
+        auto [du, u] = pq.top();
+        pq.pop();
+        if (du > d[u]) continue;
+        for (int32_t i = off[u]; i < off[u + 1]; ++i) {
+            int32_t a = arcs[i];
+            if (alive && !alive[a]) continue;
+            int32_t v = other[a];
+            double nd = du + g.weight[a];
+            if (nd < d[v]) {
+                d[v] = nd;
+                pq.push({nd, v});
+            }
+        }
+    }
+    return d;
+}
+
+// Sparse ECMP propagation of one unit from s towards t over the next-hop DAG given by dt.
+// Nodes are processed in decreasing distance to t (ties: node id), so all inflow has arrived.
+class Propagator {
+public:
+    explicit Propagator(const Graph& g) : g_(g), flow_(g.n, 0.0), queued_(g.n, 0) {}
+
+    void run(const double* dt, int32_t s, int32_t t, std::vector<std::pair<int32_t, double>>& out) {
+        out.clear();
+        if (s == t || !(dt[s] < kInf)) return;
+        auto later = [dt](int32_t a, int32_t b) {  // heap order: largest dt first, then node id
+            if (dt[a] != dt[b]) return dt[a] < dt[b];
+            return a > b;
+        };
+        heap_.clear();
+        touched_.clear();
+        flow_[s] = 1.0;
+        queued_[s] = 1;
+        touched_.push_back(s);
+        heap_.push_back(s);
+        while (!heap_.empty()) {
+            std::pop_heap(heap_.begin(), heap_.end(), later);
+            int32_t u = heap_.back();
+            heap_.pop_back();
+            if (u == t) continue;
+            int32_t nh = 0;
+            for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i)
+                if (is_next_hop(g_, dt, g_.out_arcs[i])) ++nh;
+            if (nh == 0) continue;  // cannot happen for a node that reaches t
+            double share = flow_[u] / nh;
+            for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i) {
+                int32_t a = g_.out_arcs[i];
+                if (!is_next_hop(g_, dt, a)) continue;
+                out.emplace_back(a, share);
+                int32_t v = g_.dst[a];
+                flow_[v] += share;
+                if (!queued_[v]) {
+                    queued_[v] = 1;
+                    touched_.push_back(v);
+                    heap_.push_back(v);
+                    std::push_heap(heap_.begin(), heap_.end(), later);
+                }
+            }
+        }
+        for (int32_t u : touched_) {
+            flow_[u] = 0.0;
+            queued_[u] = 0;
+        }
+        std::sort(out.begin(), out.end());
+    }
+
+private:
+    const Graph& g_;
+    std::vector<double> flow_;
+    std::vector<uint8_t> queued_;
+    std::vector<int32_t> heap_, touched_;
+};
+
+}  // namespace
+
+std::vector<double> distances_from(const Graph& g, int32_t source, const uint8_t* alive) {
+    check_node(g, source, "source");
+    return dijkstra<true>(g, source, alive);
+}
+
+std::vector<double> distances_to(const Graph& g, int32_t target, const uint8_t* alive) {
+    check_node(g, target, "target");
+    return dijkstra<false>(g, target, alive);
+}
+
+std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
+    check_node(g, s, "source");
+    std::vector<double> dt = distances_to(g, t);
+    std::vector<int32_t> out;
+    if (s == t || !(dt[s] < kInf)) return out;
+    std::vector<uint8_t> seen(g.n, 0);
+    std::vector<int32_t> stack{s};
+    seen[s] = 1;
+    while (!stack.empty()) {
+        int32_t u = stack.back();
+        stack.pop_back();
+        for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i) {
+            int32_t a = g.out_arcs[i];
+            if (!is_next_hop(g, dt.data(), a)) continue;
+            out.push_back(a);
+            int32_t v = g.dst[a];
+            if (!seen[v]) {
+                seen[v] = 1;
+                stack.push_back(v);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit) {
+    check_node(g, s, "source");
+    std::vector<double> dt = distances_to(g, t);
+    Csr<int32_t> out;
+    if (!(dt[s] < kInf) || limit <= 0) return out;
+    if (s == t) {
+        out.items.push_back(s);
+        out.close();
+        return out;
+    }
+    // Distinct next nodes of every node, sorted by id (parallel arcs give the same node list).
+    auto next_nodes = [&](int32_t u) {
+        std::vector<int32_t> v;
+        for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i)
+            if (is_next_hop(g, dt.data(), g.out_arcs[i])) v.push_back(g.dst[g.out_arcs[i]]);
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        return v;
+    };
+    std::vector<std::vector<int32_t>> nxt(g.n);
+    std::vector<uint8_t> done(g.n, 0);
+    // Iterative DFS: path nodes and, per depth, the index of the next child to try.
+    std::vector<int32_t> path{s}, child{0};
+    nxt[s] = next_nodes(s);
+    done[s] = 1;
+    while (!path.empty()) {
+        int32_t u = path.back();
+        if (u == t) {
+            out.items.insert(out.items.end(), path.begin(), path.end());
+            out.close();
+            if (out.size() >= limit) break;
+            path.pop_back();
+            child.pop_back();
+            continue;
+        }
+        int32_t& c = child.back();
+        if (c >= static_cast<int32_t>(nxt[u].size())) {
+            path.pop_back();
+            child.pop_back();
+            continue;
+        }
+        int32_t v = nxt[u][c++];
+        if (!done[v]) {
+            nxt[v] = next_nodes(v);
+            done[v] = 1;
+        }
+        path.push_back(v);
+        child.push_back(0);
+    }
+    return out;
+}
+
+void ecmp_ratios(const Graph& g, int32_t s, int32_t t, std::vector<int32_t>& arcs,
+                 std::vector<double>& fractions) {
+    check_node(g, s, "source");
+    std::vector<double> dt = distances_to(g, t);
+    Propagator prop(g);
+    std::vector<std::pair<int32_t, double>> out;
+    prop.run(dt.data(), s, t, out);
+    arcs.clear();
+    fractions.clear();
+    for (auto& [a, f] : out) {
+        arcs.push_back(a);
+        fractions.push_back(f);
+    }
+}
+
+SegmentRatios segment_ratios(const Graph& g, const std::vector<int32_t>& sources,
+                             const std::vector<int32_t>& targets) {
+    if (sources.size() != targets.size())
+        throw std::invalid_argument("sources and targets differ in length (" +
+                                    std::to_string(sources.size()) + " vs " +
+                                    std::to_string(targets.size()) + ")");
+    size_t p = sources.size();
+    for (size_t i = 0; i < p; ++i) {
+        check_node(g, sources[i], "source");
+        check_node(g, targets[i], "target");
+    }
+    std::vector<size_t> idx(p);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t a, size_t b) { return targets[a] < targets[b]; });
+    std::vector<std::vector<std::pair<int32_t, double>>> per(p);
+    Propagator prop(g);
+    std::vector<double> dt;
+    int32_t current = -1;
+    for (size_t i : idx) {
+        if (targets[i] != current) {
+            current = targets[i];
+            dt = dijkstra<false>(g, current, nullptr);
+        }
+        prop.run(dt.data(), sources[i], current, per[i]);
+    }
+    SegmentRatios r;
+    r.offsets.assign(p + 1, 0);
+    for (size_t i = 0; i < p; ++i) r.offsets[i + 1] = r.offsets[i] + per[i].size();
+    r.arcs.reserve(r.offsets[p]);
+    r.fractions.reserve(r.offsets[p]);
+    for (auto& v : per)
+        for (auto& [a, f] : v) {
+            r.arcs.push_back(a);
+            r.fractions.push_back(f);
+        }
+    return r;
+}
+
+// ------------------------------------------------------------------ Routing
+Routing::Routing(const Graph& g) : g_(g) {
+    const int32_t n = g_.n;
+    const size_t nn = static_cast<size_t>(n) * n;
+    dist_.assign(nn, kInf);
+    dist_to_.assign(nn, kInf);
+    to_order_.assign(nn, 0);
+    to_len_.assign(n, 0);
+    from_order_.assign(nn, 0);
+    from_len_.assign(n, 0);
+    nh_off_.assign(static_cast<size_t>(n) * (n + 1), 0);
+    std::vector<int32_t> tmp;
+    for (int32_t b = 0; b < n; ++b) {
+        std::vector<double> dt = dijkstra<false>(g_, b, nullptr);
+        std::copy(dt.begin(), dt.end(), dist_to_.begin() + static_cast<size_t>(b) * n);
+        for (int32_t a = 0; a < n; ++a) dist_[static_cast<size_t>(a) * n + b] = dt[a];
+        tmp.clear();
+        for (int32_t u = 0; u < n; ++u)
+            if (dt[u] < kInf) tmp.push_back(u);
+        std::sort(tmp.begin(), tmp.end(), [&](int32_t x, int32_t y) {
+            return dt[x] != dt[y] ? dt[x] < dt[y] : x < y;
+        });
+        std::copy(tmp.begin(), tmp.end(), to_order_.begin() + static_cast<size_t>(b) * n);
+        to_len_[b] = static_cast<int32_t>(tmp.size());
+        size_t base = static_cast<size_t>(b) * (n + 1);
+        nh_off_[base] = static_cast<int64_t>(nh_arcs_.size());
+        for (int32_t u = 0; u < n; ++u) {
+            for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i)
+                if (is_next_hop(g_, dt.data(), g_.out_arcs[i])) nh_arcs_.push_back(g_.out_arcs[i]);
+            nh_off_[base + u + 1] = static_cast<int64_t>(nh_arcs_.size());
+        }
+    }
+    for (int32_t a = 0; a < n; ++a) {
+        const double* row = dist_row(a);
+        tmp.clear();
+        for (int32_t u = 0; u < n; ++u)
+            if (row[u] < kInf) tmp.push_back(u);
+        std::sort(tmp.begin(), tmp.end(), [&](int32_t x, int32_t y) {
+            return row[x] != row[y] ? row[x] < row[y] : x < y;
+        });
+        std::copy(tmp.begin(), tmp.end(), from_order_.begin() + static_cast<size_t>(a) * n);
+        from_len_[a] = static_cast<int32_t>(tmp.size());
+    }
+}
+
+const int32_t* Routing::order_to(int32_t b, int32_t& len) const {
+    len = to_len_[b];
+    return &to_order_[static_cast<size_t>(b) * g_.n];
+}
+
+const int32_t* Routing::order_from(int32_t a, int32_t& len) const {
+    len = from_len_[a];
+    return &from_order_[static_cast<size_t>(a) * g_.n];
+}
+
+const int32_t* Routing::next_hops(int32_t b, int32_t u, int32_t& len) const {
+    size_t base = static_cast<size_t>(b) * (g_.n + 1) + u;
+    len = static_cast<int32_t>(nh_off_[base + 1] - nh_off_[base]);
+    return nh_arcs_.data() + nh_off_[base];
+}
+
+void Routing::segment_costs(const double* price, double* out) const {
+    const int32_t n = g_.n;
+    std::fill(out, out + static_cast<size_t>(n) * n, kInf);
+    std::vector<double> col(n, kInf);
+    for (int32_t b = 0; b < n; ++b) {
+        int32_t len;
+        const int32_t* order = order_to(b, len);
+        for (int32_t i = 0; i < len; ++i) {
+            int32_t u = order[i];
+            double c = 0.0;
+            if (u != b) {
+                int32_t nh;
+                const int32_t* arcs = next_hops(b, u, nh);
+                for (int32_t j = 0; j < nh; ++j) c += price[arcs[j]] + col[g_.dst[arcs[j]]];
+                c /= nh;
+            }
+            col[u] = c;
+            out[static_cast<size_t>(u) * n + b] = c;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ sr-paths
+namespace {
+inline bool improves(double cand, double cur) {
+    if (!(cand < cur)) return false;
+    if (cur == kInf) return true;
+    return cur - cand > 1e-9 * std::max(std::fabs(cand), std::fabs(cur));
+}
+}  // namespace
+
+SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>& sources,
+                      const std::vector<int32_t>& targets, int32_t k) {
+    if (sources.size() != targets.size())
+        throw std::invalid_argument("sources and targets differ in length");
+    if (k < 1) throw std::invalid_argument("segment limit k = " + std::to_string(k) + " < 1");
+    size_t p = sources.size();
+    for (size_t i = 0; i < p; ++i)
+        if (sources[i] < 0 || sources[i] >= n || targets[i] < 0 || targets[i] >= n)
+            throw std::out_of_range("pair " + std::to_string(i) + " (" +
+                                    std::to_string(sources[i]) + ", " +
+                                    std::to_string(targets[i]) + ") has a node id out of range");
+    std::vector<size_t> idx(p);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t a, size_t b) { return sources[a] < sources[b]; });
+    const size_t nz = static_cast<size_t>(n);
+    std::vector<double> D(static_cast<size_t>(k) * nz);   // D[(j-1) * n + t]
+    std::vector<int32_t> pred(static_cast<size_t>(k) * nz, -1);
+    std::vector<double> best(nz);
+    std::vector<int32_t> arg(nz);
+    std::vector<std::vector<int32_t>> wps(p);
+    SrPaths r;
+    r.values.assign(p, kInf);
+    int32_t current = -1;
+    for (size_t i : idx) {
+        int32_t s = sources[i];
+        if (s != current) {
+            current = s;
+            std::copy(cost + s * nz, cost + (s + 1) * nz, D.begin());
+            D[s] = 0.0;
+            for (int32_t j = 1; j < k; ++j) {
+                const double* prev = &D[(j - 1) * nz];
+                double* cur = &D[j * nz];
+                int32_t* pj = &pred[j * nz];
+                std::fill(best.begin(), best.end(), kInf);
+                std::fill(arg.begin(), arg.end(), -1);
+                for (int32_t w = 0; w < n; ++w) {
+                    double dw = prev[w];
+                    if (w == s || !(dw < kInf)) continue;
+                    const double* row = cost + w * nz;
+                    for (size_t t = 0; t < nz; ++t) {
+                        double c = dw + row[t];
+                        if (c < best[t]) {
+                            best[t] = c;
+                            arg[t] = w;
+                        }
+                    }
+                }
+                for (size_t t = 0; t < nz; ++t) {
+                    if (arg[t] >= 0 && arg[t] != static_cast<int32_t>(t) &&
+                        improves(best[t], prev[t])) {
+                        cur[t] = best[t];
+                        pj[t] = arg[t];
+                    } else {
+                        cur[t] = prev[t];
+                        pj[t] = -1;
+                    }
+                }
+            }
+        }
+        int32_t t = targets[i];
+        r.values[i] = s == t ? 0.0 : D[(k - 1) * nz + t];
+        if (s == t || !(r.values[i] < kInf)) continue;
+        int32_t node = t;
+        for (int32_t j = k - 1; j >= 1; --j) {
+            int32_t w = pred[j * nz + node];
+            if (w >= 0) {
+                wps[i].push_back(w);
+                node = w;
+            }
+        }
+        std::reverse(wps[i].begin(), wps[i].end());
+    }
+    r.offsets.assign(p + 1, 0);
+    for (size_t i = 0; i < p; ++i) {
+        r.offsets[i + 1] = r.offsets[i] + wps[i].size();
+        r.waypoints.insert(r.waypoints.end(), wps[i].begin(), wps[i].end());
+    }
+    return r;
+}
+
+}  // namespace tpc

@@ -1,0 +1,482 @@
+"""Shortest paths, ECMP ratios, sr-paths and link-disjoint paths (study-method.md §3 and §5).
+
+Every computation runs in the C++ core; this module converts names to ids and arrays to Python
+objects. Two layers:
+
+- **Named functions** for people and notebooks (routers by name or id, lists and dicts out):
+  :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`, :func:`edge_disjoint_paths`.
+- **Array functions** for the LP models and the studies (int32 ids, float64 values, CSR
+  ``(offsets, items)`` path sets): :func:`shortest_distances`, :func:`dag_arcs`,
+  :func:`segment_ratios`, :func:`segment_costs`, :func:`best_sr_paths`,
+  :func:`disjoint_paths_batch`, :func:`disjoint_path_counts`, :func:`distance_matrix`.
+
+Arcs are numbered as in :class:`~tpcstudy.Topology`: arc ``2 i`` is link ``i`` forwards, ``2 i + 1``
+backwards. "Shortest" is by IGP weight with the equal-cost rule of study-method.md §3 (integer
+weights exactly, real weights within a relative 1e-9). Ties are broken by the smallest node id,
+then arc id, so results never depend on hash order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _core
+from .errors import UsageError
+from .topology import Topology
+
+__all__ = [
+    "SrPath", "DisjointPathBatch", "DISJOINT_METHODS",
+    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
+    "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
+    "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
+]
+
+#: Link-disjoint path methods (study-method.md §5) and their core codes.
+DISJOINT_METHODS = {"max": 0, "greedy": 1, "sps": 2}
+
+#: Pairs per core call in batch functions: the GIL is released inside a chunk and Ctrl-C lands
+#: between chunks.
+_CHUNK = 8192
+
+# Routing tables (all-pairs distances and next-hop DAGs) per topology, built on first use.
+_ROUTING: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _routing(topo: Topology) -> "_core.Routing":
+    graph = topo.graph
+    hit = _ROUTING.get(topo)
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    table = _core.Routing(graph)
+    _ROUTING[topo] = (graph, table)
+    return table
+
+
+def _ids(topo: Topology, values: Any, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise UsageError(f"{what} must be a 1-d array of node ids, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise UsageError(f"{what} must hold integer node ids, got dtype {arr.dtype}")
+    out = np.ascontiguousarray(arr, dtype=np.int32)
+    bad = np.flatnonzero((out < 0) | (out >= topo.num_nodes))
+    if bad.size:
+        raise UsageError(f"{what}[{int(bad[0])}] = {int(out[bad[0]])} is not a router id of "
+                         f"{topo.name!r} ({topo.num_nodes} routers)")
+    return out
+
+
+def _pairs(topo: Topology, sources: Any, targets: Any) -> Tuple[np.ndarray, np.ndarray]:
+    s, t = _ids(topo, sources, "sources"), _ids(topo, targets, "targets")
+    if s.shape != t.shape:
+        raise UsageError(f"sources and targets differ in length ({s.size} vs {t.size})")
+    return s, t
+
+
+def _node(topo: Topology, node: Any) -> int:
+    return topo.index_of(node)
+
+
+# --------------------------------------------------------------------------- array layer
+def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
+    """IGP distance from ``source`` to every router.
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    source
+        Router id (or name).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``(n,)``; ``inf`` where a router is unreachable.
+    """
+    return np.asarray(_core.distances_from(topo.graph, _node(topo, source)))
+
+
+def distance_matrix(topo: Topology) -> np.ndarray:
+    """All-pairs IGP distances ``d[a, b]`` (float64, ``(n, n)``, ``inf`` when unreachable)."""
+    return np.asarray(_routing(topo).distances())
+
+
+def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
+    """Arcs on at least one shortest ``source -> target`` path.
+
+    These are the arcs ``a = (u -> v)`` with ``d(s, u) + w(a) + d(v, t) == d(s, t)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 arc ids, sorted; empty when ``source == target`` or ``target`` is unreachable.
+    """
+    return np.asarray(_core.dag_arcs(topo.graph, _node(topo, source), _node(topo, target)))
+
+
+def segment_ratios(topo: Topology, sources: np.ndarray,
+                   targets: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ECMP ratios ``r_seg(l)`` of many segments (study-method.md §3).
+
+    Each node of a segment's shortest-path DAG splits what it receives evenly among its next hops
+    towards the segment's target. Segments are grouped by target, so each target's DAG is
+    computed once.
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    sources, targets
+        Router ids of the segments (equal length).
+
+    Returns
+    -------
+    offsets : numpy.ndarray
+        int64, ``len(sources) + 1``; segment ``i`` owns entries ``offsets[i]:offsets[i + 1]``.
+    arcs : numpy.ndarray
+        int32 arc ids, sorted within a segment.
+    fractions : numpy.ndarray
+        float64, the fraction of one unit of the segment crossing each arc (> 0). A segment
+        ``u -> u`` or towards an unreachable router has no entries.
+    """
+    s, t = _pairs(topo, sources, targets)
+    offsets, arcs, fractions = _core.segment_ratios(topo.graph, s, t)
+    return np.asarray(offsets), np.asarray(arcs), np.asarray(fractions)
+
+
+def segment_costs(topo: Topology, prices: np.ndarray) -> np.ndarray:
+    """Price of every segment: ``cost[u, v] = sum_l r_uv(l) * prices[l]`` (study-method.md §4).
+
+    One pass per destination over its DAG (``cost(u, v)`` is the average over the next hops ``h``
+    of ``u`` of ``prices[u -> h] + cost(h, v)``); the distances and DAGs are cached per topology.
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    prices
+        float64, one price per directed arc (``2 * num_links``), e.g. the LP's capacity duals.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ``(n, n)``; ``cost[u, u] == 0``, ``inf`` where ``v`` is unreachable from ``u``.
+    """
+    y = np.ascontiguousarray(prices, dtype=np.float64)
+    if y.shape != (2 * topo.num_links,):
+        raise UsageError(f"prices must have shape ({2 * topo.num_links},) (one per arc), "
+                         f"got {y.shape}")
+    return np.asarray(_routing(topo).segment_costs(y))
+
+
+def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, targets: np.ndarray,
+                  k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cheapest sr-path with at most ``k`` segments for each pair (study-method.md §3-4).
+
+    DP over the number of segments: ``D_1(s, t) = costs[s, t]``,
+    ``D_j(s, t) = min(D_{j-1}(s, t), min_w D_{j-1}(s, w) + costs[w, t])``. Ties prefer fewer
+    segments (a longer path must be cheaper by more than a relative 1e-9), then the smallest
+    waypoint id. Each distinct source's DP row is computed once (``O(k n^2)``).
+
+    Parameters
+    ----------
+    topo
+        The topology (for the router count).
+    costs
+        float64 ``(n, n)`` segment costs, e.g. from :func:`segment_costs`; ``inf`` = unusable.
+    sources, targets
+        Router ids of the pairs.
+    k
+        Segment limit (``k >= 1``; at most ``k - 1`` waypoints).
+
+    Returns
+    -------
+    values : numpy.ndarray
+        float64 cost of each pair's best sr-path (``inf`` when none, 0 when ``s == t``).
+    offsets : numpy.ndarray
+        int64, ``len(sources) + 1``.
+    waypoints : numpy.ndarray
+        int32; pair ``i``'s waypoints in order are ``waypoints[offsets[i]:offsets[i + 1]]``.
+    """
+    n = topo.num_nodes
+    c = np.ascontiguousarray(costs, dtype=np.float64)
+    if c.shape != (n, n):
+        raise UsageError(f"costs must have shape ({n}, {n}), got {c.shape}")
+    if int(k) < 1:
+        raise UsageError(f"segment limit k = {k!r} must be at least 1")
+    s, t = _pairs(topo, sources, targets)
+    values, offsets, waypoints = _core.best_sr_paths(c, s, t, int(k))
+    return np.asarray(values), np.asarray(offsets), np.asarray(waypoints)
+
+
+@dataclasses.dataclass
+class DisjointPathBatch:
+    """Link-disjoint paths of many pairs, as nested CSR arrays.
+
+    Pair ``i`` owns paths ``pair_offsets[i]:pair_offsets[i + 1]``; path ``p`` has the nodes
+    ``nodes[node_offsets[p]:node_offsets[p + 1]]`` (source first), the waypoints
+    ``waypoints[waypoint_offsets[p]:...]`` (sps only, else empty), occupies the undirected links
+    ``links[link_offsets[p]:...]`` (sorted) and has IGP cost ``costs[p]`` (sps: the sum of its
+    segments' distances).
+    """
+
+    method: str
+    k: Optional[int]
+    sources: np.ndarray
+    targets: np.ndarray
+    pair_offsets: np.ndarray
+    node_offsets: np.ndarray
+    nodes: np.ndarray
+    waypoint_offsets: np.ndarray
+    waypoints: np.ndarray
+    link_offsets: np.ndarray
+    links: np.ndarray
+    costs: np.ndarray
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of paths of each pair (int32)."""
+        return np.diff(self.pair_offsets).astype(np.int32)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def _range(self, i: int) -> range:
+        return range(int(self.pair_offsets[i]), int(self.pair_offsets[i + 1]))
+
+    def paths(self, i: int) -> List[np.ndarray]:
+        """Node-id arrays of pair ``i``'s paths, in the order found."""
+        o = self.node_offsets
+        return [self.nodes[o[p]:o[p + 1]] for p in self._range(i)]
+
+    def path_waypoints(self, i: int) -> List[np.ndarray]:
+        """Waypoint-id arrays of pair ``i``'s paths (sps; empty arrays otherwise)."""
+        o = self.waypoint_offsets
+        return [self.waypoints[o[p]:o[p + 1]] for p in self._range(i)]
+
+    def path_links(self, i: int) -> List[np.ndarray]:
+        """Undirected link ids each of pair ``i``'s paths occupies."""
+        o = self.link_offsets
+        return [self.links[o[p]:o[p + 1]] for p in self._range(i)]
+
+
+def _method(method: str, k: Optional[int]) -> Tuple[int, int]:
+    if method not in DISJOINT_METHODS:
+        raise UsageError(f"unknown disjoint-path method {method!r}; choose from "
+                         f"{', '.join(DISJOINT_METHODS)}")
+    if method == "sps":
+        if k is None or int(k) < 1:
+            raise UsageError(f"method 'sps' needs a segment limit k >= 1, got k={k!r}")
+        return DISJOINT_METHODS[method], int(k)
+    return DISJOINT_METHODS[method], 1
+
+
+def _concat(parts: List[np.ndarray], offsets: List[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    """Join CSR chunks: shift each chunk's offsets by the items before it."""
+    out_off, shift = [np.zeros(1, dtype=np.int64)], 0
+    for off in offsets:
+        out_off.append(np.asarray(off[1:], dtype=np.int64) + shift)
+        shift += int(off[-1])
+    items = np.concatenate(parts) if parts else np.zeros(0)
+    return np.concatenate(out_off), items
+
+
+def disjoint_paths_batch(topo: Topology, sources: np.ndarray, targets: np.ndarray, *,
+                         method: str = "max", k: Optional[int] = None,
+                         threads: int = 0) -> DisjointPathBatch:
+    """Link-disjoint paths for many pairs in one core call per chunk (study-method.md §5).
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    sources, targets
+        Router ids of the pairs.
+    method
+        ``"max"`` (Edmonds-Karp max flow with path decomposition: the largest number),
+        ``"greedy"`` (shortest path by IGP weight, remove its links, repeat) or ``"sps"``
+        (shortest path expressible with at most ``k`` segments of the original IGP whose ECMP
+        DAGs avoid removed links; remove the union of those DAGs' links; repeat).
+    k
+        Segment limit, required for ``"sps"``.
+    threads
+        Worker threads inside the core (``0``: all cores). The GIL is released meanwhile.
+
+    Returns
+    -------
+    DisjointPathBatch
+    """
+    code, kk = _method(method, k)
+    s, t = _pairs(topo, sources, targets)
+    graph = topo.graph
+    routing = _routing(topo) if method == "sps" else None
+    chunks = [_core.disjoint_paths(graph, routing, s[i:i + _CHUNK], t[i:i + _CHUNK], code, kk,
+                                   int(threads))
+              for i in range(0, len(s), _CHUNK)]
+    pair_off = [np.asarray(c[0]) for c in chunks]
+    out: Dict[str, Any] = {}
+    for name, oi, ii, dtype in (("nodes", 1, 2, np.int32), ("waypoints", 3, 4, np.int32),
+                                ("links", 5, 6, np.int32)):
+        off, items = _concat([np.asarray(c[ii]) for c in chunks], [np.asarray(c[oi]) for c in chunks])
+        out[name] = (off, items.astype(dtype, copy=False))
+    po, _ = _concat([], pair_off) if chunks else (np.zeros(1, dtype=np.int64), None)
+    costs = (np.concatenate([np.asarray(c[7]) for c in chunks]) if chunks
+             else np.zeros(0, dtype=np.float64))
+    return DisjointPathBatch(
+        method=method, k=kk if method == "sps" else None, sources=s, targets=t, pair_offsets=po,
+        node_offsets=out["nodes"][0], nodes=out["nodes"][1],
+        waypoint_offsets=out["waypoints"][0], waypoints=out["waypoints"][1],
+        link_offsets=out["links"][0], links=out["links"][1], costs=costs)
+
+
+def disjoint_path_counts(topo: Topology, sources: np.ndarray, targets: np.ndarray, *,
+                         method: str = "max", k: Optional[int] = None,
+                         threads: int = 0) -> np.ndarray:
+    """Number of link-disjoint paths of each pair (int32); see :func:`disjoint_paths_batch`."""
+    return disjoint_paths_batch(topo, sources, targets, method=method, k=k,
+                                threads=threads).counts
+
+
+# --------------------------------------------------------------------------- named layer
+def shortest_paths(topo: Topology, source: Any, target: Any, *,
+                   limit: int = 1000) -> List[List[str]]:
+    """Every equal-cost shortest path from ``source`` to ``target``, at most ``limit`` of them.
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    source, target
+        Router names or ids.
+    limit
+        Stop after this many paths (there can be exponentially many).
+
+    Returns
+    -------
+    list of list of str
+        Node-name lists in lexicographic order of node ids; ``[]`` when ``target`` is unreachable,
+        ``[[source]]`` when ``source == target``.
+    """
+    offsets, nodes = _core.shortest_paths(topo.graph, _node(topo, source), _node(topo, target),
+                                          int(limit))
+    names = topo.names
+    ids = np.asarray(nodes).tolist()
+    off = np.asarray(offsets).tolist()
+    return [[names[x] for x in ids[a:b]] for a, b in zip(off[:-1], off[1:])]
+
+
+def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str], float]:
+    """ECMP fraction ``r_st(l)`` of each directed link used by the segment ``source -> target``.
+
+    Each router on the shortest-path DAG splits what it receives evenly among its next hops
+    towards ``target`` (study-method.md §3).
+
+    Returns
+    -------
+    dict
+        ``{(u, v): fraction}`` for every directed link ``u -> v`` with a positive fraction; empty
+        when ``source == target`` or ``target`` is unreachable.
+    """
+    arcs, fractions = _core.ecmp_ratios(topo.graph, _node(topo, source), _node(topo, target))
+    names, src, dst = topo.names, topo.arc_src, topo.arc_dst
+    return {(names[src[a]], names[dst[a]]): float(f)
+            for a, f in zip(np.asarray(arcs).tolist(), np.asarray(fractions).tolist())}
+
+
+@dataclasses.dataclass(frozen=True)
+class SrPath:
+    """An sr-path ``(source, w1, ..., wj, target)``: ``j + 1`` segments (study-method.md §3).
+
+    Attributes
+    ----------
+    source, target
+        Router names.
+    waypoints
+        Router names of the waypoints, in order (empty: plain ECMP routing).
+    cost
+        ``sum_l r(l, p) * price_l``; ``inf`` when no path exists.
+    """
+
+    source: str
+    target: str
+    waypoints: List[str]
+    cost: float
+
+    @property
+    def nodes(self) -> List[str]:
+        """``[source, *waypoints, target]``: the segment endpoints."""
+        return [self.source, *self.waypoints, self.target]
+
+    @property
+    def segments(self) -> List[Tuple[str, str]]:
+        """The segments ``(a, b)`` the path is made of."""
+        n = self.nodes
+        return list(zip(n[:-1], n[1:]))
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.waypoints) + 1
+
+
+def sr_path(topo: Topology, source: Any, target: Any, k: int,
+            prices: Optional[np.ndarray] = None) -> SrPath:
+    """The cheapest sr-path from ``source`` to ``target`` with at most ``k`` segments.
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    source, target
+        Router names or ids.
+    k
+        Segment limit (``k >= 1``; ``k = 1`` is plain ECMP routing).
+    prices
+        float64 price per directed arc; ``None`` prices every arc 1, i.e. the path with the least
+        ECMP-expected number of arc crossings.
+
+    Returns
+    -------
+    SrPath
+        Ties prefer fewer segments, then the smallest waypoint ids (see :func:`best_sr_paths`).
+    """
+    s, t = _node(topo, source), _node(topo, target)
+    y = np.ones(2 * topo.num_links) if prices is None else prices
+    costs = segment_costs(topo, y)
+    values, _, wps = best_sr_paths(topo, costs, np.array([s], np.int32),
+                                   np.array([t], np.int32), k)
+    names = topo.names
+    return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))
+
+
+def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str = "max",
+                        k: Optional[int] = None) -> List[List[str]]:
+    """Link-disjoint paths from ``source`` to ``target`` (study-method.md §5).
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    source, target
+        Router names or ids.
+    method
+        ``"max"``, ``"greedy"`` or ``"sps"`` (see :func:`disjoint_paths_batch`).
+    k
+        Segment limit, required for ``"sps"``.
+
+    Returns
+    -------
+    list of list of str
+        One node list per path, in the order found. For ``"sps"`` each path is one concrete route
+        (the lexicographically smallest shortest path of each segment); use
+        :func:`disjoint_paths_batch` for its waypoints and the links its ECMP DAGs occupy.
+        ``[]`` when ``source == target`` or no path exists.
+    """
+    s, t = _node(topo, source), _node(topo, target)
+    batch = disjoint_paths_batch(topo, np.array([s], np.int32), np.array([t], np.int32),
+                                 method=method, k=k, threads=1)
+    names = topo.names
+    return [[names[x] for x in p.tolist()] for p in batch.paths(0)]
