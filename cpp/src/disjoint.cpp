@@ -62,6 +62,8 @@ private:
     std::vector<double> dist_;
     std::vector<int32_t> touched_;
     std::vector<std::pair<double, int32_t>> heap_;
+    std::vector<double> full_dist_;  // greedy: distances to full_target_ on the whole graph
+    int32_t full_target_ = -1;
     // sps buffers
     std::vector<uint8_t> blocked_;          // blocked_[x * n + b]: segment x -> b unusable
     std::vector<uint32_t> blocked_stamp_;   // row x valid when == iter_stamp_
@@ -95,7 +97,10 @@ private:
     void max_flow(int32_t s, int32_t t, std::vector<PathOut>& out) {
         std::fill(flow_.begin(), flow_.end(), 0);
         int32_t count = 0;
-        for (;;) {
+        // No more paths than links at either end: stop there and skip the final, failing search.
+        const int32_t bound = std::min(g_.out_offsets[s + 1] - g_.out_offsets[s],
+                                       g_.in_offsets[t + 1] - g_.in_offsets[t]);
+        while (count < bound) {
             uint32_t st = next_stamp();
             queue_.clear();
             queue_.push_back(s);
@@ -201,17 +206,24 @@ private:
     }
 
     void greedy(int32_t s, int32_t t, std::vector<PathOut>& out) {
-        for (;;) {
-            dijkstra_to(t, s);
-            if (!(dist_[s] < kInf)) break;
+        // The first search runs on the whole graph: its distances to t are shared by every pair
+        // with this target (pairs arrive grouped by target).
+        if (full_target_ != t) {
+            full_dist_ = distances_to(g_, t);
+            full_target_ = t;
+        }
+        for (bool first = true;; first = false) {
+            if (!first) dijkstra_to(t, s);
+            const double* d = first ? full_dist_.data() : dist_.data();
+            if (!(d[s] < kInf)) break;
             PathOut p;
-            p.cost = dist_[s];
+            p.cost = d[s];
             p.nodes.push_back(s);
             for (int32_t u = s; u != t;) {
                 int32_t pick = -1;
                 for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i) {
                     int32_t a = g_.out_arcs[i];
-                    if (!arc_alive_[a] || !is_next_hop(g_, dist_.data(), a)) continue;
+                    if (!arc_alive_[a] || !is_next_hop(g_, d, a)) continue;
                     if (pick < 0 || g_.dst[a] < g_.dst[pick]) pick = a;
                 }
                 if (pick < 0) throw std::logic_error("greedy: no next hop on a shortest path");
@@ -417,6 +429,11 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
     std::vector<std::vector<PathOut>> per(p);
     int32_t nt = threads > 0 ? threads : static_cast<int32_t>(std::thread::hardware_concurrency());
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
+    // Hand out pairs grouped by target, so per-target work (greedy's first search) is shared.
+    std::vector<size_t> order(p);
+    for (size_t i = 0; i < p; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return targets[a] < targets[b]; });
     std::atomic<size_t> next{0};
     std::exception_ptr error;
     std::atomic<bool> failed{false};
@@ -424,10 +441,12 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
         try {
             Worker w(g, routing, std::max(k, 1));
             for (;;) {
-                size_t start = next.fetch_add(16);
+                size_t start = next.fetch_add(64);
                 if (start >= p || failed) break;
-                for (size_t i = start; i < std::min(p, start + 16); ++i)
+                for (size_t j = start; j < std::min(p, start + 64); ++j) {
+                    size_t i = order[j];
                     per[i] = w.run(sources[i], targets[i], method);
+                }
             }
         } catch (...) {
             if (!failed.exchange(true)) error = std::current_exception();
