@@ -242,52 +242,37 @@ private:
     // (u -> v) with d(x, u) + w + d(v, b) == d(x, b) of the ORIGINAL IGP) is dead. The DAG of
     // x -> b is the set of forward-DAG arcs of x from which b is reached, so one pass over the
     // forward DAG of x in increasing distance decides every b at once.
-    bool forward_arc(const double* dx, int32_t a) const {
-        double du = dx[g_.src[a]], dv = dx[g_.dst[a]];
-        return du < dv && g_.same_cost(du + g_.weight[a], dv);
-    }
-
     const uint8_t* blocked_row(int32_t x) {
         uint8_t* row = &blocked_[static_cast<size_t>(x) * g_.n];
         if (blocked_stamp_[x] == iter_stamp_) return row;
         blocked_stamp_[x] = iter_stamp_;
-        const double* dx = r_->dist_row(x);
-        int32_t len;
+        int32_t len, na;
         const int32_t* order = r_->order_from(x, len);
+        const int32_t* arcs = r_->dag_from(x, na);
         std::fill(row, row + g_.n, 1);  // unreachable nodes count as blocked
-        row[x] = 0;
-        for (int32_t i = 1; i < len; ++i) {
-            int32_t v = order[i];
-            uint8_t b = 0;
-            for (int32_t j = g_.in_offsets[v]; j < g_.in_offsets[v + 1] && !b; ++j) {
-                int32_t a = g_.in_arcs[j];
-                if (!forward_arc(dx, a)) continue;
-                if (!arc_alive_[a] || row[g_.src[a]]) b = 1;
-            }
-            row[v] = b;
+        for (int32_t i = 0; i < len; ++i) row[order[i]] = 0;
+        for (int32_t i = 0; i < na; ++i) {  // arcs in topological order of their heads
+            int32_t a = arcs[i];
+            if (!arc_alive_[a] || row[g_.src[a]]) row[g_.dst[a]] = 1;
         }
         return row;
     }
 
-    // Undirected links of the ECMP DAG of segment x -> b (original IGP).
+    // Undirected links of the ECMP DAG of segment x -> b (original IGP): the forward-DAG arcs of
+    // x from which b is reached, found walking the DAG backwards from b.
     void segment_links(int32_t x, int32_t b, std::vector<int32_t>& links) {
-        const double* dx = r_->dist_row(x);
-        int32_t len;
-        const int32_t* order = r_->order_from(x, len);
+        int32_t na;
+        const int32_t* arcs = r_->dag_from(x, na);
         std::vector<int32_t> marked{b};
         mark_[b] = 1;
-        for (int32_t i = len - 1; i > 0; --i) {
-            int32_t v = order[i];
-            if (!mark_[v]) continue;
-            for (int32_t j = g_.in_offsets[v]; j < g_.in_offsets[v + 1]; ++j) {
-                int32_t a = g_.in_arcs[j];
-                if (!forward_arc(dx, a)) continue;
-                links.push_back(a / 2);
-                int32_t u = g_.src[a];
-                if (!mark_[u]) {
-                    mark_[u] = 1;
-                    marked.push_back(u);
-                }
+        for (int32_t i = na - 1; i >= 0; --i) {
+            int32_t a = arcs[i];
+            if (!mark_[g_.dst[a]]) continue;
+            links.push_back(a / 2);
+            int32_t u = g_.src[a];
+            if (!mark_[u]) {
+                mark_[u] = 1;
+                marked.push_back(u);
             }
         }
         for (int32_t u : marked) mark_[u] = 0;
@@ -335,6 +320,11 @@ private:
             heap.push_back({dt[s], 0, s, 0.0});
             int32_t best_j = -1;
             double best_f = kInf;
+            if (out.empty()) {  // nothing removed yet: the direct segment is the cheapest
+                set(1, t, dt[s], s);
+                best_j = 1;
+                heap.clear();
+            }
             while (!heap.empty()) {
                 std::pop_heap(heap.begin(), heap.end(), cmp);
                 const double f = std::get<0>(heap.back()), gx = std::get<3>(heap.back());

@@ -292,6 +292,29 @@ Routing::Routing(const Graph& g) : g_(g) {
         std::copy(tmp.begin(), tmp.end(), from_order_.begin() + static_cast<size_t>(a) * n);
         from_len_[a] = static_cast<int32_t>(tmp.size());
     }
+    from_off_.assign(static_cast<size_t>(n) + 1, 0);
+    std::vector<int32_t> pos(n, -1);
+    std::vector<std::pair<int32_t, int32_t>> keyed;
+    for (int32_t a = 0; a < n; ++a) {
+        const double* row = dist_row(a);
+        int32_t len;
+        const int32_t* order = order_from(a, len);
+        for (int32_t i = 0; i < len; ++i) pos[order[i]] = i;
+        keyed.clear();
+        for (int32_t e = 0; e < g_.num_arcs(); ++e) {
+            double du = row[g_.src[e]], dv = row[g_.dst[e]];
+            if (du < dv && g_.same_cost(du + g_.weight[e], dv)) keyed.emplace_back(pos[g_.dst[e]], e);
+        }
+        std::sort(keyed.begin(), keyed.end());
+        for (auto& ke : keyed) from_arcs_.push_back(ke.second);
+        from_off_[a + 1] = static_cast<int64_t>(from_arcs_.size());
+        for (int32_t i = 0; i < len; ++i) pos[order[i]] = -1;
+    }
+}
+
+const int32_t* Routing::dag_from(int32_t a, int32_t& len) const {
+    len = static_cast<int32_t>(from_off_[a + 1] - from_off_[a]);
+    return from_arcs_.data() + from_off_[a];
 }
 
 const int32_t* Routing::order_to(int32_t b, int32_t& len) const {

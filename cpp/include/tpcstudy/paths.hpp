@@ -82,6 +82,10 @@ public:
     const int32_t* next_hops(int32_t b, int32_t u, int32_t& len) const;
     // Nodes reachable from a, in increasing distance from a (a first, ties by node id).
     const int32_t* order_from(int32_t a, int32_t& len) const;
+    // Arcs (u -> v) of the shortest-path tree-DAG out of a (d(a, u) + w == d(a, v)), sorted by the
+    // position of v in order_from(a), then arc id: the ECMP DAG of a -> b is the set of these
+    // arcs from which b is reached.
+    const int32_t* dag_from(int32_t a, int32_t& len) const;
 
     // cost(u, v) = sum_l r_uv(l) * price[l] for all u, v, row-major n x n (inf where v is
     // unreachable from u, 0 on the diagonal). One pass per destination over its DAG.
@@ -93,6 +97,8 @@ private:
     std::vector<double> dist_to_;   // dist_to_[b * n + a] = d(a, b)
     std::vector<int32_t> to_order_, to_len_;      // per destination: n slots, to_len_ used
     std::vector<int32_t> from_order_, from_len_;  // per source: n slots, from_len_ used
+    std::vector<int64_t> from_off_;  // a -> start of its forward DAG in from_arcs_
+    std::vector<int32_t> from_arcs_;
     std::vector<int64_t> nh_off_;   // (b * (n + 1) + u) -> start in nh_arcs_
     std::vector<int32_t> nh_arcs_;
 };
