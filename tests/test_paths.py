@@ -250,3 +250,18 @@ def test_array_argument_checks():
         P.best_sr_paths(t, np.zeros((4, 4)), [0], [1], 0)
     with pytest.raises(UsageError, match="differ"):
         P.segment_ratios(t, [0, 1], [2])
+
+
+def test_array_layer_takes_ids_not_names():
+    # Routers named "1", "0", "2" get ids 0, 1, 2: an integer is an id in the array layer,
+    # while the named layer resolves names first (Topology.index_of).
+    g = nx.Graph()
+    g.add_nodes_from([1, 0, 2])
+    g.add_edges_from([(1, 0), (0, 2)])
+    t = read_topology(g)
+    assert t.names == ["1", "0", "2"]
+    assert P.shortest_distances(t, 0).tolist() == [0.0, 1.0, 2.0]  # from id 0 = router "1"
+    assert P.shortest_distances(t, "0").tolist() == [1.0, 0.0, 1.0]
+    assert P.dag_arcs(t, 0, 2).tolist() == sorted([t.arc_of("1", "0"), t.arc_of("0", "2")])
+    with pytest.raises(UsageError, match="7"):
+        P.shortest_distances(t, 7)

@@ -81,6 +81,16 @@ def _node(topo: Topology, node: Any) -> int:
     return topo.index_of(node)
 
 
+def _id(topo: Topology, node: Any) -> int:
+    """Array layer: an integer is a router id (never looked up as a name); anything else a name."""
+    if isinstance(node, (int, np.integer)) and not isinstance(node, bool):
+        if 0 <= int(node) < topo.num_nodes:
+            return int(node)
+        raise UsageError(f"{int(node)} is not a router id of {topo.name!r} "
+                         f"({topo.num_nodes} routers)")
+    return topo.index_of(node)
+
+
 # --------------------------------------------------------------------------- array layer
 def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
     """IGP distance from ``source`` to every router.
@@ -90,14 +100,14 @@ def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
     topo
         The topology.
     source
-        Router id (or name).
+        Router id (an integer is always an id here), or a name.
 
     Returns
     -------
     numpy.ndarray
         float64, shape ``(n,)``; ``inf`` where a router is unreachable.
     """
-    return np.asarray(_core.distances_from(topo.graph, _node(topo, source)))
+    return np.asarray(_core.distances_from(topo.graph, _id(topo, source)))
 
 
 def distance_matrix(topo: Topology) -> np.ndarray:
@@ -115,7 +125,7 @@ def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
     numpy.ndarray
         int32 arc ids, sorted; empty when ``source == target`` or ``target`` is unreachable.
     """
-    return np.asarray(_core.dag_arcs(topo.graph, _node(topo, source), _node(topo, target)))
+    return np.asarray(_core.dag_arcs(topo.graph, _id(topo, source), _id(topo, target)))
 
 
 def segment_ratios(topo: Topology, sources: np.ndarray,
