@@ -1,0 +1,160 @@
+"""The max-flow models against hand-worked values and the facts of study-method.md §4."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from tpcstudy import prune, read_topology
+from tpcstudy.maxflow import edge_router_pairs, heavy_pairs, max_flow
+from tpcstudy.paths import segment_ratios
+
+TOL = 1e-6
+
+
+def six_paths():
+    """Routers A and B joined by six link-disjoint two-hop paths A - m_i - B.
+
+    IGP weights A-m_i = 10 and m_i-B = i make A-m1-B (cost 11) the unique shortest A->B path,
+    so plain routing and multipath put everything on one path: 1 unit. Each segment A->m_i and
+    m_i->B is the direct link (10 < 10 + 1 + i, and i < 10 + 10 + 1), so with one waypoint (k = 2)
+    each path is its own sr-path: 6 units, which is also the max flow (A has six unit links).
+    """
+    g = nx.Graph()
+    for i in range(1, 7):
+        g.add_edge("A", f"m{i}", weight=10, capacity=1.0)
+        g.add_edge(f"m{i}", "B", weight=i, capacity=1.0)
+    return read_topology(g, capacity="file", weight="file")
+
+
+def test_six_disjoint_paths_by_hand():
+    t = six_paths()
+    pairs = [("A", "B")]
+    assert max_flow(t, pairs, model="ecmp").value == pytest.approx(1.0)
+    assert max_flow(t, pairs, model="multipath").value == pytest.approx(1.0)
+    sr1 = max_flow(t, pairs, model="sr", k=1)
+    assert sr1.value == pytest.approx(1.0)
+    sr2 = max_flow(t, pairs, model="sr", k=2)
+    assert sr2.value == pytest.approx(6.0)
+    assert sr2.columns == 6 and sr2.gap >= -1e-9
+    used = sorted(p for p, f in zip(sr2.paths, sr2.flows) if f > 1e-9)
+    assert used == [("A", "B")] + [("A", f"m{i}", "B") for i in range(2, 7)]
+    assert max_flow(t, pairs, model="mcf").value == pytest.approx(6.0)
+    # with a demand bound the flow stops there
+    assert max_flow(t, pairs, model="sr", k=2, demands=[2.5]).value == pytest.approx(2.5)
+    assert max_flow(t, pairs, model="mcf", demands=[4.0]).value == pytest.approx(4.0)
+
+
+def test_ecmp_diamond_by_hand():
+    """s - a - t and s - b - t, equal weights; capacities s-a 1, a-t 1, s-b 1, b-t 0.25.
+
+    ECMP sends half each way: the b branch saturates at f/2 = 0.25, so ecmp = 0.5. Multipath may
+    weight the two shortest paths freely: 1 + 0.25 = 1.25, equal to the max flow.
+    """
+    g = nx.Graph()
+    g.add_edge("s", "a", capacity=1.0)
+    g.add_edge("a", "t", capacity=1.0)
+    g.add_edge("s", "b", capacity=1.0)
+    g.add_edge("b", "t", capacity=0.25)
+    t = read_topology(g, capacity="file")
+    assert max_flow(t, [("s", "t")], model="ecmp").value == pytest.approx(0.5)
+    mp = max_flow(t, [("s", "t")], model="multipath")
+    assert mp.value == pytest.approx(1.25)
+    assert sorted(zip(mp.paths, np.round(mp.flows, 9))) == [(("s", "a", "t"), 1.0), (("s", "b", "t"), 0.25)]
+    # waypoint a: the path s-a-t alone (1.0) plus the direct ECMP path... sr reaches 1.25
+    assert max_flow(t, [("s", "t")], model="sr", k=2).value == pytest.approx(1.25)
+    assert max_flow(t, [("s", "t")], model="mcf").value == pytest.approx(1.25)
+
+
+def _random_topology(seed: int, n: int = 9, extra: int = 6, weights: bool = True):
+    rng = np.random.default_rng(seed)
+    g = nx.cycle_graph(n)
+    while g.number_of_edges() < n + extra:
+        u, v = rng.choice(n, 2, replace=False)
+        g.add_edge(int(u), int(v))
+    for u, v in g.edges:
+        g[u][v]["capacity"] = float(rng.choice([1, 2, 5, 10]))
+        g[u][v]["weight"] = int(rng.integers(1, 4)) if weights else 1
+    return read_topology(g, capacity="file", weight="file")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_model_order_facts(seed):
+    t = _random_topology(seed)
+    rng = np.random.default_rng(seed)
+    allp = [(s, u) for s in range(t.num_nodes) for u in range(t.num_nodes) if s != u]
+    pairs = [allp[i] for i in rng.choice(len(allp), 5, replace=False)]
+    v = {m: max_flow(t, pairs, model=m).value for m in ("ecmp", "multipath", "mcf")}
+    sr = [max_flow(t, pairs, model="sr", k=k).value for k in (1, 2, 3, 4)]
+    assert sr[0] == pytest.approx(v["ecmp"], rel=TOL)
+    for a, b in zip(sr, sr[1:]):
+        assert a <= b * (1 + TOL)
+    assert v["ecmp"] <= sr[0] * (1 + TOL) and sr[-1] <= v["mcf"] * (1 + TOL)
+    assert v["ecmp"] <= v["multipath"] * (1 + TOL) <= v["mcf"] * (1 + TOL) ** 2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sr_with_many_segments_equals_mcf_under_hop_weights(seed):
+    t = _random_topology(seed + 100, n=8, weights=False)
+    rng = np.random.default_rng(seed)
+    allp = [(s, u) for s in range(t.num_nodes) for u in range(t.num_nodes) if s != u]
+    pairs = [allp[i] for i in rng.choice(len(allp), 6, replace=False)]
+    sr = max_flow(t, pairs, model="sr", k=t.num_nodes)
+    assert sr.value == pytest.approx(max_flow(t, pairs, model="mcf").value, rel=TOL)
+
+
+def _enumerated_sr_lp(t, pairs, k):
+    """The LP over every sr-path with at most k segments, enumerated explicitly (scipy)."""
+    from scipy.optimize import linprog
+
+    n, m2 = t.num_nodes, 2 * t.num_links
+    segs = [(u, v) for u in range(n) for v in range(n) if u != v]
+    off, arcs, fr = segment_ratios(t, np.array([u for u, _ in segs], dtype=np.int32),
+                                   np.array([v for _, v in segs], dtype=np.int32))
+    r = {}
+    for i, sv in enumerate(segs):
+        vec = np.zeros(m2)
+        np.add.at(vec, arcs[off[i]:off[i + 1]], fr[off[i]:off[i + 1]])
+        r[sv] = vec
+    cols = []
+    for s, u in pairs:
+        others = [w for w in range(n) if w not in (s,)]
+        for j in range(k):
+            for wps in itertools.product(range(n), repeat=j):
+                seq = (s,) + wps + (u,)
+                if any(a == b for a, b in zip(seq, seq[1:])):
+                    continue
+                cols.append(sum(r[(a, b)] for a, b in zip(seq, seq[1:])))
+        del others
+    A = np.array(cols).T
+    res = linprog(-np.ones(A.shape[1]), A_ub=A, b_ub=t.arc_capacity, bounds=(0, None), method="highs")
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed,k", [(1, 2), (2, 3), (3, 2), (4, 3)])
+def test_column_generation_equals_enumerated_lp(seed, k):
+    t = _random_topology(seed + 200, n=6, extra=4)
+    pairs = [(0, 3), (1, 4), (5, 2)]
+    cg = max_flow(t, pairs, model="sr", k=k)
+    assert cg.value == pytest.approx(_enumerated_sr_lp(t, pairs, k), rel=1e-7)
+    assert cg.columns < 40  # generated, not enumerated
+
+
+def test_heavy_pairs_are_reproducible():
+    t = prune(six_paths())
+    g = nx.circulant_graph(12, [1, 3])
+    topo = read_topology(g)
+    assert len(edge_router_pairs(t)) == 0 or True
+    allp = edge_router_pairs(topo)
+    assert len(allp) == 0  # circulant(12,[1,3]) is 4-regular: no edge routers
+    ring = read_topology(nx.cycle_graph(20))
+    assert len(edge_router_pairs(ring)) == 380
+    a = heavy_pairs(ring, 0.05, seed=3)
+    assert len(a) == 19 and np.array_equal(a, heavy_pairs(ring, 0.05, seed=3))
+    assert not np.array_equal(a, heavy_pairs(ring, 0.05, seed=4))
+    assert len(heavy_pairs(ring, 0.001, seed=0)) == 1
+    assert math.ceil(0.01 * 380) == len(heavy_pairs(ring, 0.01, 0))
