@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from .errors import TpcStudyError
 from .topology import CAPACITY_RULES, WEIGHT_RULES
@@ -138,13 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
     zlist = zsub.add_parser("list", help="list the 261 canonical topology names")
     zlist.set_defaults(func=cmd_zoo_list)
 
-    for register in _EXTRA_COMMANDS:
-        register(sub, _add_topology_options)
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register_cli(sub, _add_topology_options)
     return parser
 
 
-#: Other modules' subcommands: functions (subparsers, add_topology_options) -> None.
-_EXTRA_COMMANDS: List[Callable[..., None]] = []
+#: Modules that add subcommands: each has ``register_cli(subparsers, add_topology_options)``.
+_COMMAND_MODULES: List[str] = [
+    m for m in ("tpcstudy.maxflow_study", "tpcstudy.disjoint_study", "tpcstudy.export",
+                "tpcstudy.plots")
+    if importlib.util.find_spec(m) is not None
+]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
