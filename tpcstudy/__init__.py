@@ -2,18 +2,26 @@
 
 The public API (names fixed; notebooks and scripts rely on them):
 
-- topologies: :func:`read_topology`, :func:`read_topologies`, :func:`prune`, :class:`Topology`
+- topologies: :func:`read_topology`, :func:`read_topologies`, :func:`read_demands`,
+  :func:`prune`, :class:`Topology`
+- paths (C++ core): :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`,
+  :func:`edge_disjoint_paths`
+- the max-flow LP study: :func:`max_flow`, :func:`heavy_pairs`
 """
 
 from __future__ import annotations
 
 from .errors import TopologyFormatError, TpcStudyError, UsageError, ZooDataError
 from .topology import Topology, prune
-from .readers import read_topology, read_topologies, read_demands
+from .readers import read_demands, read_topologies, read_topology
+from .paths import ecmp_ratios, edge_disjoint_paths, shortest_paths, sr_path
+from .maxflow import heavy_pairs, max_flow
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Topology", "prune", "read_topology", "read_topologies", "read_demands",
+    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
+    "max_flow", "heavy_pairs",
     "TpcStudyError", "TopologyFormatError", "UsageError", "ZooDataError", "__version__",
 ]
