@@ -25,10 +25,11 @@ Out1<T> arr(std::vector<T>&& v) {
     return Out1<T>(heap->data(), {heap->size()}, owner);
 }
 
-Out2 matrix(std::vector<double>&& v, size_t rows, size_t cols) {
-    auto* heap = new std::vector<double>(std::move(v));
-    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-    return Out2(heap->data(), {rows, cols}, owner);
+template <typename T>
+nb::ndarray<nb::numpy, T, nb::ndim<2>> matrix(std::vector<T>&& v, size_t rows, size_t cols) {
+    auto* heap = new std::vector<T>(std::move(v));
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+    return nb::ndarray<nb::numpy, T, nb::ndim<2>>(heap->data(), {rows, cols}, owner);
 }
 
 std::vector<int32_t> vec(const I32In& a) { return std::vector<int32_t>(a.data(), a.data() + a.shape(0)); }
@@ -130,7 +131,22 @@ void bind_paths(nb::module_& m) {
                  }
                  return matrix(std::move(out), n, n);
              },
-             "prices"_a, "cost[u, v] = sum_l r_uv(l) * prices[l] for all u, v.");
+             "prices"_a, "cost[u, v] = sum_l r_uv(l) * prices[l] for all u, v.")
+        .def("dag_min_costs",
+             [](const tpc::Routing& r, F64In price) {
+                 size_t n = static_cast<size_t>(r.n());
+                 if (price.shape(0) != static_cast<size_t>(r.graph().num_arcs()))
+                     throw nb::value_error("need one price per arc");
+                 std::vector<double> out(n * n);
+                 std::vector<int32_t> next(n * n);
+                 {
+                     nb::gil_scoped_release release;
+                     r.dag_min_costs(price.data(), out.data(), next.data());
+                 }
+                 return nb::make_tuple(matrix(std::move(out), n, n), matrix(std::move(next), n, n));
+             },
+             "prices"_a,
+             "(cost, next): cheapest single shortest path of every pair by price, and its first arc.");
 
     m.def("best_sr_paths",
           [](F64In2 cost, I32In sources, I32In targets, int32_t k) {

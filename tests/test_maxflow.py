@@ -158,3 +158,21 @@ def test_heavy_pairs_are_reproducible():
     assert not np.array_equal(a, heavy_pairs(ring, 0.05, seed=4))
     assert len(heavy_pairs(ring, 0.001, seed=0)) == 1
     assert math.ceil(0.01 * 380) == len(heavy_pairs(ring, 0.01, 0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_multipath_column_generation_equals_dag_flow_lp(seed):
+    """The two multipath formulations (columns = single shortest paths vs DAG arc flows) agree."""
+    t = _random_topology(seed + 300, n=10, extra=8)
+    rng = np.random.default_rng(seed)
+    allp = [(s, u) for s in range(t.num_nodes) for u in range(t.num_nodes) if s != u]
+    pairs = [allp[i] for i in rng.choice(len(allp), 8, replace=False)]
+    cg = max_flow(t, pairs, model="multipath")
+    lp = max_flow(t, pairs, model="multipath", multipath="dag")
+    assert cg.value == pytest.approx(lp.value, rel=1e-7)
+    assert cg.gap >= -1e-9
+    shortest = {}
+    for (s, u) in pairs:
+        shortest[(t.names[s], t.names[u])] = {tuple(p) for p in __import__("tpcstudy").shortest_paths(t, s, u)}
+    for p in cg.paths:  # every column is one of the pair's shortest paths
+        assert any(p in v for v in shortest.values())

@@ -4,8 +4,9 @@ maximise ``sum_p f_p`` subject to ``sum_p r(l, p) f_p <= c(l)`` for every direct
 ``f >= 0`` (and, with demands, ``sum_{p of pair} f_p <= d_pair``), over the path set of a model:
 
 - ``ecmp``: one sr-path per pair, the direct one (plain IGP routing with even ECMP splits);
-- ``multipath``: every individual shortest path of each pair (MPTCP subflows over ECMP), solved
-  as a flow restricted to the pair's shortest-path DAG, never enumerating the paths;
+- ``multipath``: every individual shortest path of each pair (MPTCP subflows over ECMP), by
+  column generation priced on the pair's shortest-path DAG (or, ``multipath="dag"``, as one LP
+  of the flow restricted to the DAGs), never enumerating the paths;
 - ``sr``: every sr-path with at most ``k`` segments, by column generation priced on the C++
   segment costs and the segment DP; it stops only when no pair prices below ``1 - 1e-9``, so the
   value is the optimum over all such sr-paths;
@@ -198,7 +199,7 @@ def _failed(model: str, k: Optional[int], names: List[Tuple[str, str]], res: LPR
 def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, model: str,
              k: int = 4, solver: str = "highs", demands: Optional[Any] = None,
              time_limit: Optional[float] = None, write_lp: Optional[str] = None,
-             max_iterations: int = MAX_ITERATIONS) -> MaxFlowResult:
+             max_iterations: int = MAX_ITERATIONS, multipath: str = "cg") -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -219,6 +220,12 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         Seconds for the whole computation; when exceeded the result has status ``time_limit``.
     write_lp
         Write the final LP model to this file (``.lp`` or ``.mps``).
+    max_iterations
+        Cap on column-generation rounds (status ``iteration_limit`` when reached).
+    multipath
+        How ``"multipath"`` is solved: ``"cg"`` (column generation priced on each pair's
+        shortest-path DAG, the default) or ``"dag"`` (one LP of the flow restricted to the DAGs,
+        an arc variable per pair and DAG arc). Both give the same value.
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -232,7 +239,9 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
             raise UsageError(f"segment limit k={k!r} must be >= 1")
         return _sr(topo, S, T, names, int(k), solver, d, time_limit, write_lp, max_iterations, "sr")
     if model == "multipath":
-        return _multipath(topo, S, T, names, solver, d, time_limit, write_lp)
+        if multipath == "dag":
+            return _multipath(topo, S, T, names, solver, d, time_limit, write_lp)
+        return _multipath_cg(topo, S, T, names, solver, d, time_limit, write_lp, max_iterations)
     return _mcf(topo, S, T, names, solver, d, time_limit, write_lp, max_iterations)
 
 
@@ -420,52 +429,103 @@ def _decompose(topo: Topology, S: np.ndarray, T: np.ndarray, col_pair: np.ndarra
     return out_paths, np.array(out_flows)
 
 
+class _ArcPaths:
+    """Arc lists of concrete router paths, recovered from a pricing oracle's predecessor data."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.src, self.dst = topo.arc_src, topo.arc_dst
+        self.arc_id = {(int(u), int(v)): a for a, (u, v) in
+                       enumerate(zip(self.src.tolist(), self.dst.tolist()))}
+
+    def from_pred(self, pred_row: np.ndarray, s: int, t: int) -> Tuple[int, ...]:
+        out, v = [], t
+        while v != s:
+            u = int(pred_row[v])
+            out.append(self.arc_id[(u, v)])
+            v = u
+        return tuple(out[::-1])
+
+    @staticmethod
+    def from_next(nxt: np.ndarray, dst: np.ndarray, s: int, t: int) -> Tuple[int, ...]:
+        out, u = [], s
+        while u != t:
+            a = int(nxt[u, t])
+            out.append(a)
+            u = int(dst[a])
+        return tuple(out)
+
+
 def _mcf(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, str]], solver: str,
          d: Optional[np.ndarray], time_limit: Optional[float], write_lp: Optional[str],
          max_iterations: int) -> MaxFlowResult:
     """Multicommodity max flow by column generation over arbitrary simple paths.
 
     Pricing: a shortest path from each source on arc lengths ``y_l`` (the capacity duals; a
-    tiny 1e-12 is added so zero-dual arcs stay in the sparse graph, an error below 1e-9). A path
-    enters iff its length < 1 - z_pair - 1e-9. At the end no path of any pair prices below, so the
-    value is the optimum of the arc formulation.
+    tiny 1e-12 is added so zero-dual arcs stay in the sparse graph, an error below 1e-9). At the
+    end no path of any pair prices below ``1 - z_pair - 1e-9``, so the value is the optimum of the
+    arc formulation.
     """
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import dijkstra
 
+    n = topo.num_nodes
+    ap = _ArcPaths(topo)
+    sources = np.unique(S)
+    row_of = np.full(n, -1, dtype=np.int64)
+    row_of[sources] = np.arange(len(sources))
+    rows = row_of[S]
+
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Any]:
+        g = csr_matrix((y + 1e-12, (ap.src, ap.dst)), shape=(n, n))
+        dist, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
+        return dist[rows, T], lambda i: ap.from_pred(pred[rows[i]], int(S[i]), int(T[i]))
+
+    return _path_cg(topo, S, T, names, solver, d, time_limit, write_lp, max_iterations, "mcf",
+                    price, topo.arc_weight.astype(np.float64))
+
+
+def _multipath_cg(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, str]],
+                  solver: str, d: Optional[np.ndarray], time_limit: Optional[float],
+                  write_lp: Optional[str], max_iterations: int) -> MaxFlowResult:
+    """Multipath over ECMP: every individual IGP shortest path of a pair is its own column.
+
+    Column generation priced on the pair's shortest-path DAG: the cheapest single shortest path
+    by the capacity duals (:func:`tpcstudy.paths.dag_min_costs`, one pass per destination). The
+    paths are never enumerated; at the end no shortest path prices below ``1 - z - 1e-9``, so the
+    value is the optimum over all of them (equal to the DAG-restricted flow LP).
+    """
+    dst = topo.arc_dst
+
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Any]:
+        cost, nxt = _paths.dag_min_costs(topo, y)
+        return cost[S, T], lambda i: _ArcPaths.from_next(nxt, dst, int(S[i]), int(T[i]))
+
+    return _path_cg(topo, S, T, names, solver, d, time_limit, write_lp, max_iterations,
+                    "multipath", price, np.ones(2 * topo.num_links))
+
+
+def _path_cg(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, str]],
+             solver: str, d: Optional[np.ndarray], time_limit: Optional[float],
+             write_lp: Optional[str], max_iterations: int, label: str, price: Any,
+             initial_prices: np.ndarray) -> MaxFlowResult:
+    """Column generation over concrete router paths (r = 1 on each arc of the path).
+
+    ``price(y)`` returns each pair's cheapest path length under arc prices ``y`` and a function
+    giving that path's arcs; ``initial_prices`` pick the starting column of each pair.
+    """
     clock = _Clock()
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     m2 = 2 * topo.num_links
-    n = topo.num_nodes
     src, dst = topo.arc_src, topo.arc_dst
-    arc_id = {(int(u), int(v)): a for a, (u, v) in enumerate(zip(src.tolist(), dst.tolist()))}
     npairs = len(S)
-    sources = np.unique(S)
-
-    def shortest(lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        g = csr_matrix((lengths + 1e-12, (src, dst)), shape=(n, n))
-        dist, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
-        return dist, pred
-
-    def path_arcs(pred_row: np.ndarray, s: int, t: int) -> List[int]:
-        out, v = [], t
-        while v != s:
-            u = int(pred_row[v])
-            out.append(arc_id[(u, v)])
-            v = u
-        return out[::-1]
-
-    row_of_source = {int(s): i for i, s in enumerate(sources.tolist())}
-    # start: one IGP-weight shortest path per pair (a feasible, often good, column set)
-    dist, pred = shortest(topo.arc_weight.astype(np.float64))
+    first, path_of = price(initial_prices)
     seqs: List[Tuple[int, ...]] = []
     owner: List[int] = []
-    for i, (s, t) in enumerate(zip(S.tolist(), T.tolist())):
-        if not math.isfinite(dist[row_of_source[s], t]):
-            continue  # unreachable: the pair carries nothing
-        seqs.append(tuple(path_arcs(pred[row_of_source[s]], s, t)))
-        owner.append(i)
+    for i in range(npairs):
+        if math.isfinite(first[i]):  # unreachable pairs carry nothing
+            seqs.append(path_of(i))
+            owner.append(i)
     t0 = clock.add("paths", t0)
     lp = _new_model(topo, solver, d)
 
@@ -480,19 +540,16 @@ def _mcf(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, st
         t0 = clock.add("lp", t0)
         iterations += 1
         if not res.ok:
-            return _failed("mcf", None, names, res, iterations, clock, solver)
+            return _failed(label, None, names, res, iterations, clock, solver)
         y = np.maximum(np.asarray(res.duals[:m2]), 0.0)
         z = np.maximum(np.asarray(res.duals[m2:]), 0.0) if d is not None else np.zeros(npairs)
-        dist, pred = shortest(y)
-        rows = np.array([row_of_source[int(s)] for s in S], dtype=np.int64)
-        price = dist[rows, T]
-        reduced = price - (1.0 - z)
+        values, path_of = price(y)
+        reduced = values - (1.0 - z)
         finite = np.isfinite(reduced)
         gap = float(reduced[finite].min()) if finite.any() else 0.0
         new_seqs, new_owner = [], []
         for i in np.flatnonzero(finite & (reduced < -PRICE_TOL)).tolist():
-            s, t = int(S[i]), int(T[i])
-            q = tuple(path_arcs(pred[rows[i]], s, t))
+            q = path_of(i)
             if (i, q) in known:
                 continue
             known.add((i, q))
@@ -502,8 +559,9 @@ def _mcf(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, st
         if not new_seqs or iterations >= max_iterations:
             break
         if deadline is not None and time.perf_counter() > deadline:
-            return _failed("mcf", None, names, LPResult("time_limit", math.nan, np.zeros(0), np.zeros(0),
-                                                        0.0, "column generation hit the time limit"),
+            return _failed(label, None, names, LPResult("time_limit", math.nan, np.zeros(0),
+                                                        np.zeros(0), 0.0,
+                                                        "column generation hit the time limit"),
                            iterations, clock, solver)
         seqs.extend(new_seqs)
         owner.extend(new_owner)
@@ -515,5 +573,5 @@ def _mcf(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, st
     out_paths = [tuple([topo.names[int(src[q[0]])]] + [topo.names[int(dst[a])] for a in q])
                  for q in seqs]
     status = "optimal" if iterations < max_iterations else "iteration_limit"
-    return MaxFlowResult(float(res.objective), "mcf", None, names, out_paths, x, pf, iterations,
+    return MaxFlowResult(float(res.objective), label, None, names, out_paths, x, pf, iterations,
                          len(seqs), gap, status, "", clock.t, solver)

@@ -183,6 +183,32 @@ def segment_costs(topo: Topology, prices: np.ndarray) -> np.ndarray:
     return np.asarray(_routing(topo).segment_costs(y))
 
 
+def dag_min_costs(topo: Topology, prices: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The cheapest single shortest path of every pair by ``prices`` (multipath pricing).
+
+    Parameters
+    ----------
+    topo
+        The topology.
+    prices
+        float64, one price per directed arc (``2 * num_links``).
+
+    Returns
+    -------
+    cost, next
+        ``cost[u, v]``: the least total price of one IGP shortest ``u -> v`` path (0 on the
+        diagonal, ``inf`` where unreachable); ``next[u, v]``: the first arc of such a path
+        (smallest arc id on ties, -1 on the diagonal or where unreachable). Follow ``next``
+        hop by hop to recover the path.
+    """
+    y = np.ascontiguousarray(prices, dtype=np.float64)
+    if y.shape != (2 * topo.num_links,):
+        raise UsageError(f"prices must have shape ({2 * topo.num_links},) (one per arc), "
+                         f"got {y.shape}")
+    cost, nxt = _routing(topo).dag_min_costs(y)
+    return np.asarray(cost), np.asarray(nxt)
+
+
 def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, targets: np.ndarray,
                   k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cheapest sr-path with at most ``k`` segments for each pair (study-method.md §3-4).

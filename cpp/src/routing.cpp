@@ -355,6 +355,35 @@ void Routing::segment_costs(const double* price, double* out) const {
     }
 }
 
+void Routing::dag_min_costs(const double* price, double* out, int32_t* next) const {
+    const int32_t n = g_.n;
+    const size_t nz = static_cast<size_t>(n);
+    std::fill(out, out + nz * nz, kInf);
+    std::fill(next, next + nz * nz, -1);
+    std::vector<double> col(n, kInf);
+    for (int32_t b = 0; b < n; ++b) {
+        int32_t len;
+        const int32_t* order = order_to(b, len);
+        for (int32_t i = 0; i < len; ++i) {
+            int32_t u = order[i];
+            double c = 0.0;
+            int32_t best = -1;
+            if (u != b) {
+                c = kInf;
+                int32_t nh;
+                const int32_t* arcs = next_hops(b, u, nh);
+                for (int32_t j = 0; j < nh; ++j) {
+                    double x = price[arcs[j]] + col[g_.dst[arcs[j]]];
+                    if (x < c || (x == c && arcs[j] < best)) { c = x; best = arcs[j]; }
+                }
+            }
+            col[u] = c;
+            out[static_cast<size_t>(u) * nz + b] = c;
+            next[static_cast<size_t>(u) * nz + b] = best;
+        }
+    }
+}
+
 // ------------------------------------------------------------------ sr-paths
 namespace {
 inline bool improves(double cand, double cur) {

@@ -90,6 +90,11 @@ public:
     // cost(u, v) = sum_l r_uv(l) * price[l] for all u, v, row-major n x n (inf where v is
     // unreachable from u, 0 on the diagonal). One pass per destination over its DAG.
     void segment_costs(const double* price, double* out) const;
+    // The cheapest single shortest path (by `price`) of every pair, for the multipath model's
+    // pricing: out[u * n + v] = min over next hops a of u towards v of price[a] + out[head(a), v]
+    // (0 on the diagonal, inf where unreachable); next[u * n + v] = the arc achieving it (the
+    // smallest arc id on ties; -1 on the diagonal or where unreachable).
+    void dag_min_costs(const double* price, double* out, int32_t* next) const;
 
 private:
     Graph g_;
