@@ -176,3 +176,23 @@ def test_multipath_column_generation_equals_dag_flow_lp(seed):
         shortest[(t.names[s], t.names[u])] = {tuple(p) for p in __import__("tpcstudy").shortest_paths(t, s, u)}
     for p in cg.paths:  # every column is one of the pair's shortest paths
         assert any(p in v for v in shortest.values())
+
+
+@pytest.mark.parametrize("solver", ["glop", "pdlp", "pulp"])
+def test_other_solvers_give_the_same_values(solver):
+    """--solver backends agree with HiGHS to 1e-6 relative on every model."""
+    t = _random_topology(42, n=8, extra=5)
+    pairs = [(0, 4), (1, 5), (6, 2), (3, 7)]
+    for model, k in (("ecmp", 1), ("multipath", 4), ("sr", 3), ("mcf", 4)):
+        ref = max_flow(t, pairs, model=model, k=k)
+        other = max_flow(t, pairs, model=model, k=k, solver=solver)
+        assert other.ok, other.message
+        assert other.value == pytest.approx(ref.value, rel=1e-6), (model, solver)
+
+
+def test_write_lp(tmp_path):
+    t = six_paths()
+    f = tmp_path / "m.lp"
+    res = max_flow(t, [("A", "B")], model="sr", k=2, write_lp=str(f))
+    text = f.read_text()
+    assert res.value == pytest.approx(6.0) and "max" in text.lower() and text.count("\n") > 10
