@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import random
 import struct
 import time
-from pathlib import Path
 
 import networkx as nx
-import numpy as np
 import pytest
 
 import tpcstudy
@@ -152,6 +151,14 @@ def test_write_refuses_and_writes_nothing(tmp_path):
     assert not out.exists()
     X.write_paths(table, out, format="bpf", allow_wide_prefix=True)
     assert sorted(p.name for p in out.iterdir()) == ["bpf-n_rto", "plan.json"]
+    # a second export replaces the bpf folder as a whole (no stale router files)
+    X.write_paths(table.select(source="s"), out, format="bpf", allow_wide_prefix=True)
+    assert sorted(p.name for p in out.iterdir()) == ["bpf-n_rto", "plan.json"]
+    assert sorted(p.name for p in (out / "bpf-n_rto").iterdir()) == ["index.json", "s.batch",
+                                                                     "s.bin"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (out / "plan.json").stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
 
 
 # ----------------------------------------------------------------- path tables

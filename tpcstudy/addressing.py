@@ -87,11 +87,11 @@ class AddressPlan:
 
     def router_of(self, address: Union[str, ipaddress.IPv6Address]) -> Optional[str]:
         """The router whose loopback is ``address`` (``None`` when no router has it)."""
-        rev = getattr(self, "_rev", None)
-        if rev is None:
-            rev = {a: r for r, a in self.loopbacks.items()}
-            object.__setattr__(self, "_rev", rev)
-        return rev.get(ipaddress.IPv6Address(address))
+        cache = getattr(self, "_rev", None)
+        if cache is None or cache[0] != len(self.loopbacks):
+            cache = (len(self.loopbacks), {a: r for r, a in self.loopbacks.items()})
+            self._rev = cache
+        return cache[1].get(ipaddress.IPv6Address(address))
 
     def router_of_key(self, key: bytes) -> Optional[str]:
         """The router one of whose prefixes has the 8-byte map key ``key``."""
