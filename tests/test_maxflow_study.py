@@ -86,3 +86,21 @@ def test_maxflow_cli_errors(tmp_path, capsys):
     assert "holds no topology" in capsys.readouterr().err
     assert main(["maxflow", "--topo", "x.gml", "--models", "ecmp,bogus", "--out", str(tmp_path / "o")]) == 2
     assert "unknown model 'bogus'" in capsys.readouterr().err
+
+
+def test_lp_trouble_marks_rows_failed_and_carries_on(tmp_path, zoo_installed, capsys):
+    """A solve over --time-limit is a failed row with its reason; other topologies finish."""
+    folder = tmp_path / "topos"
+    folder.mkdir()
+    for name in ("Kdl", "Abilene"):
+        shutil.copy(zoo_installed / f"{name}.gml", folder)
+    out = tmp_path / "res"
+    rc = main(["maxflow", "--topo", str(folder), "--heavy", "10", "--models", "mcf",
+               "--time-limit", "0.02", "--out", str(out), "--no-progress"])
+    assert rc == 1
+    rows = _rows(out / "results.csv")
+    kdl = [r for r in rows if r["topology"] == "Kdl"]
+    assert kdl and all(r["status"] == "failed" and "time" in r["error"].lower() for r in kdl
+                       if r["model"] == "mcf")
+    assert all(r["status"] == "ok" for r in rows if r["topology"] == "Abilene")
+    assert "failed: Kdl" in capsys.readouterr().err
