@@ -432,6 +432,8 @@ def path_table(topo: Topology, *, k: int = 4, paths: int = 5, plan: Any = None,
                        f"distance / 200 km/ms, else 0 ({unknown_delay} of {t.num_links} links "
                        f"have neither)"),
         "delay_unknown_links": unknown_delay,
+        # REPETITA files do not state their delay unit: their numbers are written as they are
+        "delay_unit": str(t.meta.get("delay_unit", "ms")),
         "igp_rule": f"sum of IGP weights along the route ({t.meta.get('weight_rule', '')})",
         "plan": "plan.json",
     }
