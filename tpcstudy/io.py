@@ -13,6 +13,13 @@ from typing import Any, Iterable, List, Mapping, Sequence, Union
 PathLike = Union[str, os.PathLike]
 
 
+def _file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file (0666 less the umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
     p = Path(path)
@@ -23,6 +30,7 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode())  # mkstemp makes 0600 files
         os.replace(tmp, p)
     except BaseException:
         try:
