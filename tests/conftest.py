@@ -13,6 +13,11 @@ ZOO_MIRROR = SHARED / "topologyzoo"
 REPETITA = SHARED / "repetita"
 DATA = Path(__file__).resolve().parent / "data"
 
+# Subprocesses started by the tests (``python -c``, ``python -m tpcstudy``) must import the
+# installed package, not the source folder of the current directory (which has no compiled core
+# in a non-editable install): Python 3.11+ then leaves the current directory off sys.path.
+os.environ["PYTHONSAFEPATH"] = "1"
+
 
 def _need(path: Path) -> Path:
     if not path.exists():
