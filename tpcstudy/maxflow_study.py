@@ -200,6 +200,7 @@ def _read_rows(path: Path) -> List[Dict[str, Any]]:
 # --------------------------------------------------------------------------- CLI
 def cmd_maxflow(args: argparse.Namespace) -> int:
     from .cli import _apply_mirror
+    from .executors import executor_scope
     from .lp import SOLVERS
     from .maxflow import MODELS
     from .readers import topology_files
@@ -241,15 +242,16 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     # largest files first: the big topologies start early and the workers stay busy
     files = sorted(files, key=lambda p: (-p.stat().st_size, p.name))
     tasks = [Task({"topology": p.stem, "file": p.name},
-                  {"path": str(p), "capacity": args.capacity, "weight": args.weight,
+                  {"path": str(p.absolute()), "capacity": args.capacity, "weight": args.weight,
                    "heavy": heavy, "seeds": seeds, "models": models, "k": ks,
                    "solver": args.solver, "demands": args.demands, "no_prune": args.no_prune,
                    "time_limit": args.time_limit, "write_lp": args.write_lp})
              for p in files]
     store = ResultStore(out, COLUMNS, KEY)
     t0 = time.perf_counter()
-    summary = run_tasks(tasks, run_topology, store, jobs=args.jobs, desc="maxflow",
-                        progress=not args.no_progress)
+    with executor_scope(args) as executor:
+        summary = run_tasks(tasks, run_topology, store, jobs=args.jobs, desc="maxflow",
+                            progress=not args.no_progress, executor=executor)
     rows = _read_rows(store.results_path)
     print(format_summary(summarize(rows)))
     failed = [r for r in rows if r.get("status") == "failed"]
@@ -264,6 +266,8 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
 
 
 def register_cli(sub: Any, add_topology_options: Any) -> None:
+    from .executors import add_executor_options
+
     p = sub.add_parser("maxflow", help="max-flow study: ecmp vs multipath vs SR vs the mcf bound",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_topology_options(p)
@@ -285,6 +289,7 @@ def register_cli(sub: Any, add_topology_options: Any) -> None:
     p.add_argument("--write-lp", default=None, metavar="FILE",
                    help="write each final LP (FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    add_executor_options(p)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="results folder (meta.json, results.csv); re-running resumes")
     p.add_argument("--overwrite", action="store_true",
