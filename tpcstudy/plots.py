@@ -453,8 +453,13 @@ def _cdf(ax: Any, values: Sequence[float], **kw: Any) -> None:
 
 
 def _caption(fig: Any, text: str) -> None:
+    """The configuration under the figure, wrapped to its width (about 14 characters of 8 pt
+    text per inch)."""
+    import textwrap
+
     if text:
-        fig.supxlabel(text, fontsize=8, color="#444444")
+        width = max(40, int(fig.get_figwidth() * 14))
+        fig.supxlabel("\n".join(textwrap.wrap(text, width)), fontsize=8, color="#444444")
 
 
 def _source_name(results: Any) -> str:
@@ -651,7 +656,9 @@ def _boxes(a: Any, groups: Sequence[float], series: Sequence[Tuple[str, str, str
             where[(key, heavy)] = (x, med)
             if key in annotate:
                 a.annotate(f"{med:.0f}", xy=(x, med), xytext=(0, 3), textcoords="offset points",
-                           ha="center", va="bottom", fontsize=7, fontweight="bold")
+                           ha="center", va="bottom", fontsize=7, fontweight="bold", zorder=6,
+                           bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
+                                 "alpha": 0.75})
     a.set_xticks(range(len(groups)))
     return where
 
@@ -717,7 +724,7 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     if k is not None and ks and k not in ks:
         raise UsageError(f"k = {k}: the study has sr with k = {_fmt_list(ks)}")
     new = ax is None
-    fig, axes = _axes_for(ax, len(panels), width=5.6, height=4.4)
+    fig, axes = _axes_for(ax, len(panels), width=5.6, height=5.2)
     table = maxflow_table(rows, k=k)
     groups = sorted({h for (_, h) in table})
     n_topos = len({t for per in table.values() for t in per})
@@ -753,7 +760,9 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         a.set_xlabel("heavy-hitter pairs (% of ordered edge-router pairs)")
         a.set_xlim(-0.5, len(groups) - 0.5)
         a.grid(True, axis="y", alpha=0.3)
-        a.legend(fontsize=8, loc="upper right")
+        # below the axes: the boxes can reach any height, a legend inside would hide some
+        a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2,
+                 frameon=False)
         lo, hi = a.get_ylim()
         a.set_ylim(min(lo, -5), hi * 1.05)
     if new:
