@@ -37,11 +37,9 @@ from .errors import TpcStudyError, UsageError
 __all__ = [
     "Results", "load_results", "topo_stats", "collect_topologies",
     "plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table", "plot_results", "save_figure",
-    "maxflow_table", "disjoint_table", "topology_table",
+    "maxflow_table", "disjoint_table", "topology_table", "greedy_reaches_max", "summary_line",
     "PAPER_MAXFLOW_MEDIANS", "PAPER_GREEDY_REACHES_MAX", "register_cli",
 ]
-
-PathLike = Union[str, "Path"]
 
 #: Seed 000 §3.3: median improvement of sr over single-path ECMP by heavy fraction (%).
 PAPER_MAXFLOW_MEDIANS = {1.0: 71.0, 10.0: 30.0}
