@@ -141,7 +141,7 @@ def test_executor_options():
 
 def test_unreachable_scheduler_is_a_usage_error(study):
     root, topos, _ = study
-    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="2s")
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
     r = subprocess.run(_cmd(topos / "Sinet.gml", root / "unreachable", "--scheduler",
                             "tcp://127.0.0.1:9"), capture_output=True, text=True, timeout=60,
                        cwd=root, env=env)
@@ -150,23 +150,49 @@ def test_unreachable_scheduler_is_a_usage_error(study):
     assert "Traceback" not in r.stderr
 
 
-def test_dask_cluster_rows_equal_process_pool(study):
+@pytest.fixture(scope="module")
+def cluster(study):
+    root = study[0]
+    with dask_cluster(root / "cluster-a") as c:
+        yield c
+
+
+def test_dask_cluster_rows_equal_process_pool(study, cluster):
     root, topos, expected = study
-    with dask_cluster(root / "cluster-a") as cluster:
-        assert cluster.address.startswith("tcp://127.0.0.1:")
-        out = root / "dask"
-        r = subprocess.run(_cmd(topos, out, "--executor", "dask", "--scheduler", cluster.address),
+    assert cluster.address.startswith("tcp://127.0.0.1:")
+    out = root / "dask"
+    r = subprocess.run(_cmd(topos, out, "--executor", "dask", "--scheduler", cluster.address),
+                       cwd=root, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert _table(out / "results.csv") == expected
+    # rerunning resumes: nothing left to do, same rows
+    r = subprocess.run(_cmd(topos, out, "--scheduler", cluster.address), cwd=root,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "(6 already done)" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert _table(out / "results.csv") == expected
+    # the workers ran the tasks (they imported tpcstudy), the client only wrote
+    logs = "".join((root / "cluster-a" / f"w{i}.log").read_text() for i in range(2))
+    assert "Traceback" not in logs
+
+
+def test_disjoint_on_dask_cluster_equals_process_pool(study, cluster):
+    root, topos, _ = study
+    help_text = subprocess.run([sys.executable, "-m", "tpcstudy", "disjoint", "--help"],
+                               capture_output=True, text=True).stdout
+    if "--executor" not in help_text:
+        pytest.skip("tpcstudy disjoint has no --executor option yet")
+
+    def disjoint(out: Path, *extra: str) -> List[Dict[str, str]]:
+        r = subprocess.run([sys.executable, "-m", "tpcstudy", "disjoint", "--topo", str(topos),
+                            "--k", "1-4", "--out", str(out), "--no-progress", *extra],
                            cwd=root, capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr[-3000:]
-        assert _table(out / "results.csv") == expected
-        # rerunning resumes: nothing left to do, same rows
-        r = subprocess.run(_cmd(topos, out, "--scheduler", cluster.address), cwd=root,
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0 and "(6 already done)" in r.stdout, r.stdout + r.stderr[-2000:]
-        assert _table(out / "results.csv") == expected
-        # the workers ran the tasks (they imported tpcstudy), the client only wrote
-        logs = "".join((root / "cluster-a" / f"w{i}.log").read_text() for i in range(2))
-        assert "Traceback" not in logs
+        with open(out / "results.csv", newline="") as f:
+            return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(f)]
+
+    ref = disjoint(root / "dj-ref", "--jobs", "2")
+    assert len(ref) > len(NAMES)
+    assert disjoint(root / "dj-dask", "--executor", "dask", "--scheduler", cluster.address) == ref
 
 
 @pytest.mark.parametrize("allowed_failures", ["3", "0"])
