@@ -25,8 +25,9 @@ Results, one row per (topology, method, k) in ``results.csv`` (see :data:`COLUMN
   prune to nothing; 10 more have fewer than two edge routers) are kept as **one row with
   ``status = "skipped"``**, empty ``method``, and the reason in ``error``.
 
-``seconds`` is the compute time of that row's method (the ``failure`` row: building the failure
-view from the ``sps`` k = 4 paths, which are timed in their own row).
+``seconds`` is the compute time of that row's method; the ``sps`` rows share the time of the
+whole sweep over ``k`` equally (the shortcut below makes one ``k`` depend on another); the
+``failure`` row times building the failure view from the ``sps`` k = 4 paths.
 
 **Exact shortcut for sps.** For a pair with ``min(deg s, deg t) <= 2`` (every edge-router pair)
 at most two disjoint paths exist, and the first ``sps`` path is the direct segment for every
@@ -61,7 +62,7 @@ from .topology import Topology, prune
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "SEED_FIGURES", "DisjointConfig",
            "parse_k_list", "pair_ids", "sps_counts", "failure_view", "topology_rows",
-           "disjoint_task", "make_tasks", "run_disjoint_study", "summarize", "format_summary",
+           "disjoint_task", "make_tasks", "run_disjoint_study", "read_results", "summarize", "format_summary",
            "register_cli"]
 
 COLUMNS = ["topology", "method", "k", "nodes", "links", "edge_routers", "pairs", "mean_paths",
@@ -557,21 +558,28 @@ def format_summary(s: Mapping[str, Any]) -> str:
                  f"{SEED_FIGURES['greedy_reaches_max']})")
     lines.append("")
     lines.append("mean over topologies of the mean number of link-disjoint paths per pair")
-    lines.append(f"  {'method':<10} {'paths':>7} {'of max':>7}   seed 000")
+    sps_labels = [lab for lab in s["mean_paths"] if lab.startswith("sps k=")]
+    top = s["mean_paths"][sps_labels[-1]] if sps_labels else math.nan
+    top_name = sps_labels[-1][4:] if sps_labels else "-"
+    lines.append(f"  {'method':<10} {'paths':>7} {'of max':>7} {'of ' + top_name:>7}   seed 000")
     mx = s["mean_paths"].get("max", math.nan)
+
+    def pct(v: float, ref: float) -> str:
+        return f"{100 * v / ref:6.1f}%" if ref == ref and ref else "      -"
+
     for lab, v in s["mean_paths"].items():
-        seed = ""
+        seed, of_top = "", ""
         if lab.startswith("sps k="):
             seed = SEED_FIGURES["sps"].get(int(lab.split("=")[1]), "")
-        share = f"{100 * v / mx:6.1f}%" if mx == mx and mx else "      -"
-        lines.append(f"  {lab:<10} {v:7.3f} {share:>7}   {seed}")
+            of_top = pct(v, top)
+        lines.append(f"  {lab:<10} {v:7.3f} {pct(v, mx):>7} {of_top:>7}   {seed}")
     f = s["failure"]
     lines.append("")
     lines.append(f"failure view ({f['topologies']} topologies; slot 0 = IGP shortest path, then "
                  f"sps k={f['k']} paths, at most {f['max_paths']}, no duplicates; seed 000: -)")
-    lines.append(f"  exported paths per pair (mean)                 {f['exported_paths']:.3f}")
-    lines.append(f"  pairs with a backup path                       {100 * f['backup_share']:.1f} %")
-    lines.append(f"  pairs surviving any single link failure        {100 * f['survive_share']:.1f} %"
+    lines.append(f"  exported paths per pair (mean)                     {f['exported_paths']:.3f}")
+    lines.append(f"  pairs with a backup path                           {100 * f['backup_share']:.1f} %")
+    lines.append(f"  pairs surviving any single link failure            {100 * f['survive_share']:.1f} %"
                  f"  (pooled over pairs: {100 * f['survive_share_pairs']:.1f} %)")
     lines.append(f"  pairs whose default and first backup share a link "
                  f"{100 * f['overlap_share']:.1f} %  (pooled: {100 * f['overlap_share_pairs']:.1f} %)")
