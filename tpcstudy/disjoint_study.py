@@ -47,7 +47,7 @@ import json
 import math
 import os
 import sys
-import tempfile
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +56,7 @@ from typing import Any, Dict, IO, Iterable, List, Mapping, Optional, Sequence, T
 import numpy as np
 
 from .errors import UsageError
+from .io import atomic_open
 from .paths import DisjointPathBatch, dag_arcs, disjoint_paths_batch
 from .runner import STATUS, ERROR, ResultStore, Task, run_tasks, write_meta
 from .topology import Topology, prune
@@ -369,21 +370,8 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
     if config.paths_dir is None:
         return topology_rows(topo, config, name=name)
     target = Path(config.paths_dir) / f"{task.id}.jsonl"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            rows = topology_rows(topo, config, paths_out=fh, name=name)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return rows
+    with atomic_open(target, "w", encoding="utf-8") as fh:
+        return topology_rows(topo, config, paths_out=fh, name=name)
 
 
 def make_tasks(files: Sequence[Path], config: DisjointConfig) -> List[Task]:
@@ -394,29 +382,13 @@ def make_tasks(files: Sequence[Path], config: DisjointConfig) -> List[Task]:
 
 def _concat_paths(parts: Sequence[Path], target: Path) -> None:
     """Join the per-topology path files into ``target`` atomically (gzip when it ends .gz)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out: Any = gzip.GzipFile(fileobj=raw, mode="wb") if target.suffix == ".gz" else raw
-            for p in parts:
-                with open(p, "rb") as fh:
-                    while True:
-                        chunk = fh.read(1 << 20)
-                        if not chunk:
-                            break
-                        out.write(chunk)
-            if out is not raw:
-                out.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(target, "wb") as raw:
+        out: Any = gzip.GzipFile(fileobj=raw, mode="wb") if target.suffix == ".gz" else raw
+        for p in parts:
+            with open(p, "rb") as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+        if out is not raw:
+            out.close()
 
 
 def run_disjoint_study(topo_spec: str, out_dir: os.PathLike, config: DisjointConfig, *,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Sequence, Union
+from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
 
 PathLike = Union[str, os.PathLike]
 
@@ -20,14 +21,23 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_bytes(path: PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+@contextlib.contextmanager
+def atomic_open(path: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; on success it replaces ``path`` whole.
+
+    Readers see the old file or the complete new one, never a part: the data is flushed and
+    fsync-ed, given the usual file mode, then renamed over ``path``. On an exception the
+    temporary file is removed and ``path`` is left as it was. ``mode`` is ``"wb"`` or ``"w"``
+    (text; ``kwargs`` such as ``encoding`` and ``newline`` go to ``open``).
+    """
+    if mode not in ("wb", "w"):
+        raise ValueError(f"atomic_open: mode must be 'wb' or 'w', got {mode!r}")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        with os.fdopen(fd, mode, **kwargs) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, _file_mode())  # mkstemp makes 0600 files
@@ -38,6 +48,12 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_bytes(path: PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_open`)."""
+    with atomic_open(path, "wb") as f:
+        f.write(data)
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:

@@ -31,7 +31,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -44,6 +43,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Opti
                     Sequence, Tuple, Union)
 
 from .errors import TpcStudyError, UsageError
+from .io import atomic_open
 
 __all__ = ["Task", "ResultStore", "write_meta", "run_tasks", "RunSummary", "TaskExecutor",
            "InlineExecutor", "ProcessExecutor", "task_id", "STATUS", "ERROR"]
@@ -119,20 +119,8 @@ def _cell(value: Any) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
 
 
 def _csv_text(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
