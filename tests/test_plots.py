@@ -288,6 +288,17 @@ def test_real_run(tmp_path: Path, zoo_installed: Path) -> None:
     assert t["with_histogram"] == 0
     fig5 = plots.plot_topologies(st)
     assert "(3 topologies)" in fig5.axes[2].get_title()
+    # what the hosts are given: a path table
+    import tpcstudy
+
+    table = tpcstudy.path_table(tpcstudy.read_topology("zoo/Abilene"), k=4, paths=5)
+    fig = plots.plot_path_table(table)
+    text = _texts(fig)
+    for words in ("Abilene (20 map entries; sps k = 4, at most 5 paths)", "mean 1.80",
+                  "segments in the SRH (count)", "default path (slot 0), n = 20", "backup"):
+        assert words in text, words
+    rows = [dict(r, topology="Abilene") for r in table.to_rows()]
+    assert "20 map entries" in _texts(plots.plot_path_table(rows))
     # --topo computes the statistics on the fly
     assert main(["plot", "--topo", "zoo/Abilene", "--out", str(tmp_path / "f2")]) == 0
     assert (tmp_path / "f2" / "fig5-topologies.png").exists()

@@ -948,15 +948,25 @@ def plot_path_table(table: Any, ax: Any = None) -> Any:
         a.axvline(med, color="#7f7f7f", ls=":", lw=1)
         a.annotate(f"median {med:.2f}", xy=(med, 0.5), xytext=(6, 0), textcoords="offset points",
                    fontsize=8)
-    a.set_xlabel("IGP cost of a backup / IGP cost of the default path (ratio)")
+    if stretch and max(stretch) > 5:
+        a.set_xscale("log")
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+        a.xaxis.set_major_locator(FixedLocator([t for t in (1, 1.5, 2, 3, 5, 10, 20, 50, 100)
+                                                if t <= max(stretch) * 1.5]))
+        a.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        a.xaxis.set_minor_formatter(NullFormatter())
+    a.set_xlabel("backup IGP cost / default path IGP cost (ratio"
+                 + (", log scale)" if stretch and max(stretch) > 5 else ")"))
     a.set_ylabel("CDF (share of backup paths)")
     a.set_ylim(0, 1.02)
     a.set_title("(c) backup stretch")
     for a in axes:
         a.grid(True, alpha=0.3)
     if new:
-        what = name or (", ".join(sorted({str(r["topology"]) for r in rows if r.get("topology")}))
-                        or "path table")
+        names = sorted({str(r["topology"]) for r in rows if r.get("topology")})
+        what = name or (", ".join(names) if 0 < len(names) <= 3 else
+                        f"{len(names)} topologies, entries pooled" if names else "path table")
         k = getattr(table, "k", None)
         paths = getattr(table, "max_paths", None)
         fig.suptitle(f"Path table for the TPC agent: {what} ({len(per_entry)} map entries"
