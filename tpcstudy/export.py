@@ -766,13 +766,10 @@ def write_paths(table: PathTable, out: PathLike, format: Union[str, Sequence[str
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".tpcstudy-export-", dir=root))
-    mask = os.umask(0)
-    os.umask(mask)
     written: List[str] = []
     try:
         for rel, data in _render(table, formats, v, pin):
             atomic_write_bytes(stage / rel, data)
-            os.chmod(stage / rel, 0o666 & ~mask)  # mkstemp files are 0600: give the usual mode
             written.append(rel)
         dirs = sorted({rel.split("/")[0] for rel in written if "/" in rel})
         for d in dirs:

@@ -26,7 +26,6 @@ import csv
 import io
 import json
 import math
-import os
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -984,8 +983,6 @@ def save_figure(fig: Any, path_stem: Union[str, Path], *, formats: Sequence[str]
     """
     from .io import atomic_write_bytes
 
-    mask = os.umask(0)
-    os.umask(mask)
     stem = Path(path_stem)
     if stem.suffix.lower() in (".png", ".pdf", ".svg"):
         stem = stem.with_suffix("")
@@ -1000,7 +997,6 @@ def save_figure(fig: Any, path_stem: Union[str, Path], *, formats: Sequence[str]
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
         path = stem.parent / f"{stem.name}.{fmt}"
         atomic_write_bytes(path, buf.getvalue())
-        os.chmod(path, 0o666 & ~mask)  # mkstemp files are 0600: give the usual mode
         out.append(path)
     return out
 
