@@ -46,11 +46,21 @@ def test_sigkill_and_resume_equals_uninterrupted(tmp_path, zoo_installed, jobs):
     out = tmp_path / "killed"
     rng = random.Random(int(jobs))
     kills = 0
-    for attempt in range(6):
+
+    def parts() -> int:
+        return len(list((out / "parts").glob("*.csv"))) if (out / "parts").exists() else 0
+
+    for attempt in range(4):
+        # kill at a random moment: after a random number of further topologies finished, plus
+        # a random fraction of a task's time (mid-task, mid-write, mid-rebuild of results.csv)
+        target = parts() + rng.randint(1, 3)
         proc = subprocess.Popen(_cmd(topos, out) + ["--jobs", jobs], env=env, cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
-        time.sleep(rng.uniform(0.3, 2.5))
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and parts() < target and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0.0, 0.05))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
