@@ -201,6 +201,10 @@ def test_graphml_errors(tmp_path):
     p.write_text('<?xml version="1.0"?>\n<graphml><graph>\n<node id="a">\n')
     with pytest.raises(TopologyFormatError, match="not well-formed"):
         read_topology(p)
+    # found by the fuzzer: a declaration naming an unknown encoding raised LookupError
+    p.write_text('<?xml version="1.0" encoding="no-such-codec"?>\n<graphml><graph/></graphml>\n')
+    with pytest.raises(TopologyFormatError, match="cannot decode"):
+        read_topology(p)
 
 
 def test_topo_spec_errors(tmp_path):

@@ -276,6 +276,9 @@ def _read_graphml(path: Path, capacity: str, weight: str) -> Topology:
     except expat.ExpatError as exc:
         raise TopologyFormatError(path, exc.lineno, f"not well-formed XML: {expat.errors.messages[exc.code]}"
                                   ) from None
+    except (LookupError, ValueError) as exc:  # e.g. <?xml encoding="..."?> naming no codec
+        raise TopologyFormatError(path, parser.CurrentLineNumber or 1,
+                                  f"cannot decode the XML: {exc}") from None
     if state["graphs"] == 0:
         raise TopologyFormatError(path, None, "no <graph> element (is this GraphML?)")
     if not nodes:
