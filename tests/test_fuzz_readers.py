@@ -156,3 +156,65 @@ def test_fuzz_gml_token_soup(tmp_path, tokens):
 @pytest.mark.parametrize("data", [b"", b"\x00" * 100, b"graph [" * 5000, b"[" * 100000])
 def test_pathological_gml(tmp_path, data):
     _check(tmp_path, "p.gml", data)
+
+
+# ----------------------------------------------------------------- the export decoder
+@pytest.fixture(scope="module")
+def abilene_export(tmp_path_factory, zoo_installed):
+    """A real binary and batch file of the exp3_lowest_delay variant, to mutate."""
+    from tpcstudy import path_table, prune, write_paths
+
+    out = tmp_path_factory.mktemp("export")
+    table = path_table(prune(read_topology(zoo_installed / "Abilene.gml")), k=4, paths=5)
+    write_paths(table, out, format="bpf", variant="exp3_lowest_delay")
+    folder = out / "bpf-exp3_lowest_delay"
+    return (folder / "Seattle.bin").read_bytes(), (folder / "Seattle.batch").read_bytes()
+
+
+def _inspect(tmp_path, name, data):
+    from tpcstudy.export import inspect
+
+    p = tmp_path / name
+    p.write_bytes(data)
+    with deadline(10):
+        try:
+            inspect(p)
+        except TpcStudyError:
+            pass
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_export_binary(tmp_path, abilene_export, data):
+    _inspect(tmp_path, "f.bin", data.draw(mutated(abilene_export[0])))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_export_batch(tmp_path, abilene_export, data):
+    _inspect(tmp_path, "f.batch", data.draw(mutated(abilene_export[1])))
+
+
+@SETTINGS
+@given(blob=st.binary(max_size=4000), variant=st.sampled_from(
+    ["n_rto", "exp3_lowest_completion", "exp3_lowest_delay"]))
+def test_fuzz_decode_value(blob, variant):
+    from tpcstudy.export import decode_value
+
+    try:
+        decode_value(blob, variant)
+    except TpcStudyError:
+        pass
+
+
+def test_corrupted_weight_exponent_is_reported_not_raised(abilene_export):
+    """Found by the fuzzer: an exp3 weight whose exponent overflows a float."""
+    import struct
+
+    from tpcstudy.export import decode_value
+
+    value = bytearray(abilene_export[0][56 + 8: 56 + 8 + 1684])  # first record after the header
+    assert decode_value(bytes(value), "exp3_lowest_delay").weights[0] == 1.0
+    struct.pack_into("<I", value, 1556 + 8, 0xFFFFFFFF)
+    dec = decode_value(bytes(value), "exp3_lowest_delay")
+    assert any("weight[0]" in p for p in dec.problems)

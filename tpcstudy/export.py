@@ -611,7 +611,11 @@ def decode_value(data: bytes, variant: str = "n_rto") -> DecodedValue:
     if v.weights:
         for i in range(MAX_PATHS):
             m, e = struct.unpack_from("<QI", data, WEIGHTS_OFFSET + WEIGHT_SIZE * i)
-            weights.append(math.ldexp(m, e - 1024 - 63) if m else 0.0)
+            try:
+                weights.append(math.ldexp(m, e - 1024 - 63) if m else 0.0)
+            except OverflowError:  # a corrupted exponent (found by the fuzzer): not a weight
+                weights.append(math.inf)
+                problems.append(f"weight[{i}]: exponent {e} is out of range")
     if v.last_srtt:
         srtt = list(struct.unpack_from(f"<{MAX_PATHS}I", data, SRTT_OFFSET))
     return DecodedValue(v.name, dest, int(max_reward), paths, weights, srtt, problems)
