@@ -377,7 +377,9 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
 def make_tasks(files: Sequence[Path], config: DisjointConfig) -> List[Task]:
     """One task per topology file, largest file first (load balance: the big ones start early)."""
     order = sorted(files, key=lambda p: (-Path(p).stat().st_size, str(p)))
-    return [Task({"topology": _topology_name(Path(p))}, (str(p), config)) for p in order]
+    # absolute paths: Dask workers may run in another folder (or on another machine)
+    return [Task({"topology": _topology_name(Path(p))}, (str(Path(p).absolute()), config))
+            for p in order]
 
 
 def _concat_paths(parts: Sequence[Path], target: Path) -> None:
@@ -393,7 +395,8 @@ def _concat_paths(parts: Sequence[Path], target: Path) -> None:
 
 def run_disjoint_study(topo_spec: str, out_dir: os.PathLike, config: DisjointConfig, *,
                        jobs: int = 1, paths_out: Optional[os.PathLike] = None,
-                       progress: Any = True) -> Tuple[Any, List[Dict[str, str]]]:
+                       progress: Any = True,
+                       executor: Any = None) -> Tuple[Any, List[Dict[str, str]]]:
     """Run (or resume) the study over every topology ``topo_spec`` names.
 
     Parameters
@@ -409,8 +412,10 @@ def run_disjoint_study(topo_spec: str, out_dir: os.PathLike, config: DisjointCon
         Worker processes.
     paths_out
         Also write every pair's paths (JSON lines) to this file, atomically.
-    progress
-        As :func:`tpcstudy.runner.run_tasks`.
+    progress, executor
+        As :func:`tpcstudy.runner.run_tasks` (``executor``: see :mod:`tpcstudy.executors`;
+        with ``paths_out`` on a remote Dask cluster, ``out_dir`` must be on a file system the
+        workers share, else the client computes the missing path files again at the end).
 
     Returns
     -------
@@ -428,7 +433,7 @@ def run_disjoint_study(topo_spec: str, out_dir: os.PathLike, config: DisjointCon
     tasks = make_tasks(files, config)
     store = ResultStore(out, COLUMNS, KEY)
     summary = run_tasks(tasks, disjoint_task, store, jobs=jobs, desc="disjoint",
-                        progress=progress)
+                        progress=progress, executor=executor)
     if paths_out is not None:
         parts = []
         for task in sorted(tasks, key=lambda x: x.key["topology"]):
@@ -560,6 +565,8 @@ def format_summary(s: Mapping[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- CLI
 def cmd_disjoint(args: argparse.Namespace) -> int:
+    from .executors import executor_scope
+
     if getattr(args, "mirror", None):
         os.environ["TPCSTUDY_ZOO_MIRROR"] = args.mirror
     if args.jobs < 1 or args.threads < 1:
@@ -567,9 +574,11 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             weight=args.weight, threads=args.threads)
     t0 = time.perf_counter()
-    run, rows = run_disjoint_study(args.topo, args.out, config, jobs=args.jobs,
-                                   paths_out=args.paths_out,
-                                   progress=False if args.no_progress else True)
+    with executor_scope(args) as executor:
+        run, rows = run_disjoint_study(args.topo, args.out, config, jobs=args.jobs,
+                                       paths_out=args.paths_out,
+                                       progress=False if args.no_progress else True,
+                                       executor=executor)
     print(format_summary(summarize(rows)))
     print("")
     print(f"{run.total} tasks: {run.skipped} already done, {run.completed} run "
@@ -584,6 +593,8 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
 
 def register_cli(subparsers: Any, add_topology_options: Any) -> None:
     """Add ``tpcstudy disjoint`` (called by :mod:`tpcstudy.cli`)."""
+    from .executors import add_executor_options
+
     p = subparsers.add_parser(
         "disjoint", help="link-disjoint paths per router pair: max, greedy, sps with k segments",
         description="Per topology (pruned), the mean/min/max number of link-disjoint paths per "
@@ -596,6 +607,7 @@ def register_cli(subparsers: Any, add_topology_options: Any) -> None:
     p.add_argument("--pairs", choices=("edge", "all"), default="edge",
                    help="ordered pairs of edge routers (default) or of all routers")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    add_executor_options(p)
     p.add_argument("--threads", type=int, default=1,
                    help="core threads per topology (default 1; results do not depend on it)")
     p.add_argument("--out", required=True, metavar="DIR", help="results folder")
