@@ -384,3 +384,26 @@ def test_cli_three_zoo_topologies(zoo_installed: Path, tmp_path: Path,
     # bad --k is a usage error (exit 2)
     assert main(["disjoint", "--topo", str(topos), "--k", "0", "--out", str(tmp_path / "x"),
                  "--no-progress"]) == 2
+
+
+def test_max_pairs_samples_reproducibly(zoo_installed):
+    """--max-pairs: a seeded uniform sample; the sampled means are those of the sampled pairs."""
+    from tpcstudy.disjoint_study import DisjointConfig, pair_ids, topology_rows
+    from tpcstudy.paths import disjoint_path_counts
+
+    topo = prune(read_topology(zoo_installed / "Geant2012.gml"))
+    cfg = DisjointConfig(ks=(1, 4), max_pairs=25, seed=3)
+    def rows(c):
+        return {(r["method"], r["k"]): {k: v for k, v in r.items() if k != "seconds"}
+                for r in topology_rows(topo, c)}
+
+    a, b = rows(cfg), rows(cfg)
+    assert a == b and a[("max", None)]["pairs"] == 25
+    s, t = pair_ids(topo, "edge")
+    pick = np.sort(np.random.default_rng(3).choice(len(s), 25, replace=False))
+    counts = disjoint_path_counts(topo, s[pick], t[pick], method="max")
+    assert a[("max", None)]["mean_paths"] == pytest.approx(counts.mean())
+    other = {(r["method"], r["k"]): r for r in topology_rows(topo, DisjointConfig(ks=(1, 4), max_pairs=25, seed=4))}
+    assert other[("max", None)]["pairs"] == 25
+    full = {(r["method"], r["k"]): r for r in topology_rows(topo, DisjointConfig(ks=(1, 4), max_pairs=10**6))}
+    assert full[("max", None)]["pairs"] == len(s)

@@ -95,6 +95,8 @@ class DisjointConfig:
     weight: str = "hop"
     threads: int = 1
     paths_dir: Optional[str] = None
+    max_pairs: Optional[int] = None
+    seed: int = 0
 
     def meta(self, topo_spec: str) -> Dict[str, Any]:
         """The config recorded in meta.json (everything that changes the results)."""
@@ -108,6 +110,11 @@ class DisjointConfig:
             "pairs_rule": ("ordered pairs of distinct edge routers (degree 2 after pruning)"
                            if self.pairs == "edge" else "ordered pairs of distinct routers"),
             "k": list(self.ks),
+            "max_pairs": self.max_pairs,
+            "seed": self.seed,
+            "sampling": ("all pairs" if self.max_pairs is None else
+                         f"topologies with more than {self.max_pairs} pairs: a uniform sample of "
+                         f"{self.max_pairs} (numpy default_rng(seed).choice, sorted)"),
             "methods": ["max", "greedy", "sps"],
             "link_disjoint": "undirected links; sps occupies the union of its segments' ECMP DAGs",
             "failure_view": {"slot0": "IGP shortest path, links of its ECMP DAG",
@@ -301,6 +308,10 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
     """
     name = name or topo.name
     s, t = pair_ids(topo, config.pairs)
+    if config.max_pairs is not None and len(s) > config.max_pairs:
+        pick = np.sort(np.random.default_rng(config.seed).choice(len(s), config.max_pairs,
+                                                                 replace=False))
+        s, t = s[pick], t[pick]
     base = {"topology": name, "nodes": topo.num_nodes, "links": topo.num_links,
             "edge_routers": len(topo.edge_router_ids), "pairs": len(s), STATUS: OK}
     kind = "edge routers" if config.pairs == "edge" else "routers"
@@ -571,7 +582,10 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
         os.environ["TPCSTUDY_ZOO_MIRROR"] = args.mirror
     if args.jobs < 1 or args.threads < 1:
         raise UsageError("--jobs and --threads must be at least 1")
+    if args.max_pairs is not None and args.max_pairs < 1:
+        raise UsageError("--max-pairs must be >= 1")
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
+                            max_pairs=args.max_pairs, seed=args.seed,
                             weight=args.weight, threads=args.threads)
     t0 = time.perf_counter()
     with executor_scope(args) as executor:
@@ -606,6 +620,10 @@ def register_cli(subparsers: Any, add_topology_options: Any) -> None:
                    help="sps segment limits, e.g. 1-6 (default) or 1,2,4")
     p.add_argument("--pairs", choices=("edge", "all"), default="edge",
                    help="ordered pairs of edge routers (default) or of all routers")
+    p.add_argument("--max-pairs", type=int, default=None, metavar="N",
+                   help="at most N pairs per topology: a uniform random sample (seeded) where a "
+                        "topology has more (default: all pairs)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the pair sample (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     add_executor_options(p)
     p.add_argument("--threads", type=int, default=1,
