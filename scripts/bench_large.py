@@ -70,6 +70,8 @@ def main(argv: Any = None) -> int:
     ap.add_argument("--out", default="bench-large", help="output folder (default bench-large)")
     ap.add_argument("--steps", default=",".join(STEPS), help="subset of stats,disjoint,maxflow")
     ap.add_argument("--k", default="1-6", help="disjoint --k (default 1-6)")
+    ap.add_argument("--max-pairs", type=int, default=20000,
+                    help="disjoint --max-pairs: a seeded sample of pairs (default 20000; 0: all)")
     ap.add_argument("--heavy", default="0.01,0.1", help="maxflow --heavy (default 0.01,0.1)")
     ap.add_argument("--models", default="ecmp,multipath,sr,mcf", help="maxflow --models")
     ap.add_argument("--jobs", type=int, default=1, help="--jobs of the studies (default 1)")
@@ -96,7 +98,8 @@ def main(argv: Any = None) -> int:
     commands = {
         "stats": tpc + ["topo", "stats", "--topo", str(gml), "--no-progress"],
         "disjoint": tpc + ["disjoint", "--topo", str(gml), "--k", args.k, "--jobs",
-                           str(args.jobs), "--out", str(out / "disjoint"), "--no-progress"],
+                           str(args.jobs), "--out", str(out / "disjoint"), "--no-progress"]
+        + (["--max-pairs", str(args.max_pairs)] if args.max_pairs else []),
         "maxflow": tpc + ["maxflow", "--topo", str(gml), "--heavy", args.heavy, "--models",
                           args.models, "--k", "4", "--jobs", str(args.jobs), "--out",
                           str(out / "maxflow"), "--no-progress"],

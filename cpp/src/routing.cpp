@@ -416,55 +416,81 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     std::vector<std::vector<int32_t>> wps(p);
     SrPaths r;
     r.values.assign(p, kInf);
-    int32_t current = -1;
-    for (size_t i : idx) {
-        int32_t s = sources[i];
-        if (s != current) {
-            current = s;
-            std::copy(cost + s * nz, cost + (s + 1) * nz, D.begin());
-            D[s] = 0.0;
-            for (int32_t j = 1; j < k; ++j) {
-                const double* prev = &D[(j - 1) * nz];
-                double* cur = &D[j * nz];
-                int32_t* pj = &pred[j * nz];
+    // One source at a time (its pairs are contiguous in idx): layers 1..k-2 of the DP for every
+    // target, the last layer only for the targets this source's pairs ask for.
+    for (size_t g = 0; g < p;) {
+        const int32_t s = sources[idx[g]];
+        size_t g_end = g;
+        while (g_end < p && sources[idx[g_end]] == s) ++g_end;
+        std::copy(cost + s * nz, cost + (s + 1) * nz, D.begin());
+        D[s] = 0.0;
+        for (int32_t j = 1; j < k; ++j) {
+            const double* prev = &D[(j - 1) * nz];
+            double* cur = &D[j * nz];
+            int32_t* pj = &pred[j * nz];
+            const bool last = j == k - 1;
+            if (!last) {
                 std::fill(best.begin(), best.end(), kInf);
                 std::fill(arg.begin(), arg.end(), -1);
                 for (int32_t w = 0; w < n; ++w) {
-                    double dw = prev[w];
+                    const double dw = prev[w];
                     if (w == s || !(dw < kInf)) continue;
                     const double* row = cost + w * nz;
-                    for (size_t t = 0; t < nz; ++t) {
-                        double c = dw + row[t];
-                        if (c < best[t]) {
-                            best[t] = c;
-                            arg[t] = w;
-                        }
+                    double* b = best.data();
+                    int32_t* a = arg.data();
+                    for (size_t t = 0; t < nz; ++t) {  // branch-free: vectorises
+                        const double c = dw + row[t];
+                        const bool better = c < b[t];
+                        b[t] = better ? c : b[t];
+                        a[t] = better ? w : a[t];
                     }
                 }
-                for (size_t t = 0; t < nz; ++t) {
-                    if (arg[t] >= 0 && arg[t] != static_cast<int32_t>(t) &&
-                        improves(best[t], prev[t])) {
-                        cur[t] = best[t];
-                        pj[t] = arg[t];
-                    } else {
-                        cur[t] = prev[t];
-                        pj[t] = -1;
+            } else {
+                for (size_t q = g; q < g_end; ++q) {
+                    const int32_t t = targets[idx[q]];
+                    double bt = kInf;
+                    int32_t at = -1;
+                    for (int32_t w = 0; w < n; ++w) {
+                        const double dw = prev[w];
+                        if (w == s || !(dw < kInf)) continue;
+                        const double c = dw + cost[static_cast<size_t>(w) * nz + t];
+                        if (c < bt) { bt = c; at = w; }
                     }
+                    best[t] = bt;
+                    arg[t] = at;
                 }
             }
-        }
-        int32_t t = targets[i];
-        r.values[i] = s == t ? 0.0 : D[(k - 1) * nz + t];
-        if (s == t || !(r.values[i] < kInf)) continue;
-        int32_t node = t;
-        for (int32_t j = k - 1; j >= 1; --j) {
-            int32_t w = pred[j * nz + node];
-            if (w >= 0) {
-                wps[i].push_back(w);
-                node = w;
+            auto settle = [&](size_t t) {
+                if (arg[t] >= 0 && arg[t] != static_cast<int32_t>(t) && improves(best[t], prev[t])) {
+                    cur[t] = best[t];
+                    pj[t] = arg[t];
+                } else {
+                    cur[t] = prev[t];
+                    pj[t] = -1;
+                }
+            };
+            if (!last) {
+                for (size_t t = 0; t < nz; ++t) settle(t);
+            } else {
+                for (size_t q = g; q < g_end; ++q) settle(static_cast<size_t>(targets[idx[q]]));
             }
         }
-        std::reverse(wps[i].begin(), wps[i].end());
+        for (size_t q = g; q < g_end; ++q) {
+            const size_t i = idx[q];
+            const int32_t t = targets[i];
+            r.values[i] = s == t ? 0.0 : D[(k - 1) * nz + t];
+            if (s == t || !(r.values[i] < kInf)) continue;
+            int32_t node = t;
+            for (int32_t j = k - 1; j >= 1; --j) {
+                int32_t w = pred[j * nz + node];
+                if (w >= 0) {
+                    wps[i].push_back(w);
+                    node = w;
+                }
+            }
+            std::reverse(wps[i].begin(), wps[i].end());
+        }
+        g = g_end;
     }
     r.offsets.assign(p + 1, 0);
     for (size_t i = 0; i < p; ++i) {
