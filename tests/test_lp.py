@@ -334,6 +334,5 @@ def test_ortools_isolated_when_highspy_loaded():
     assert m.solve().status == "error"  # a dead child is a status, not a crash
 
 
-if __name__ == "__main__":  # child process of the `battery` fixture
-    sys.path.insert(0, os.path.dirname(HERE))
+if __name__ == "__main__":  # child process of the `battery` fixture (imports the installed package)
     print(json.dumps(_run_battery(sys.argv[1])))
