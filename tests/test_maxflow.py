@@ -196,3 +196,15 @@ def test_write_lp(tmp_path):
     res = max_flow(t, [("A", "B")], model="sr", k=2, write_lp=str(f))
     text = f.read_text()
     assert res.value == pytest.approx(6.0) and "max" in text.lower() and text.count("\n") > 10
+
+
+def test_unreachable_pairs_carry_nothing():
+    """Two triangles with no link between them: pairs across carry 0, the LP stays bounded."""
+    g = nx.Graph([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])
+    t = read_topology(g)
+    pairs = [(0, 1), (0, 4)]
+    # 0 -> 1: the direct link (the unique shortest path), plus 0-2-1 with a waypoint or any routing
+    for model, want in (("ecmp", 1.0), ("multipath", 1.0), ("sr", 2.0), ("mcf", 2.0)):
+        r = max_flow(t, pairs, model=model, k=3)
+        assert r.ok and r.value == pytest.approx(want), model
+        assert r.pair_flow[1] == 0.0

@@ -262,64 +262,27 @@ def _remaining(deadline: Optional[float]) -> Optional[float]:
 def _sr(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, str]], k: int,
         solver: str, d: Optional[np.ndarray], time_limit: Optional[float], write_lp: Optional[str],
         max_iterations: int, label: str) -> MaxFlowResult:
-    clock = _Clock()
-    t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
-    m2 = 2 * topo.num_links
-    npairs = len(S)
+    """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
+    segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing)."""
     cache = _SegmentCache(topo)
-    seqs: List[Tuple[int, ...]] = [(int(s), int(t)) for s, t in zip(S, T)]
-    owner: List[int] = list(range(npairs))
-    cache.ensure([(s, t) for s, t in seqs])
-    t0 = clock.add("paths", t0)
-    lp = _new_model(topo, solver, d)
-    cols = [cache.column(q) for q in seqs]
-    _add(lp, cols, owner, m2, d)
-    known = set(seqs)
-    iterations, gap = 0, math.nan
-    t0 = time.perf_counter()
-    while True:
-        res = lp.solve(time_limit=_remaining(deadline))
-        t0 = clock.add("lp", t0)
-        iterations += 1
-        if not res.ok:
-            return _failed(label, k, names, res, iterations, clock, solver)
-        if k == 1:
-            break
-        y = np.maximum(np.asarray(res.duals[:m2]), 0.0)
-        z = np.maximum(np.asarray(res.duals[m2:]), 0.0) if d is not None else np.zeros(npairs)
-        costs = _paths.segment_costs(topo, y)
-        vals, off, wps = _paths.best_sr_paths(topo, costs, S, T, k)
-        t0 = clock.add("pricing", t0)
-        reduced = np.asarray(vals) - (1.0 - z)
-        gap = float(reduced.min()) if npairs else 0.0
-        new_cols, new_owner = [], []
-        for i in np.flatnonzero(reduced < -PRICE_TOL).tolist():
-            seq = (int(S[i]),) + tuple(int(w) for w in wps[off[i]:off[i + 1]]) + (int(T[i]),)
-            if seq in known:
-                continue  # numerically tied with an existing column: nothing new to add
-            known.add(seq)
-            seqs.append(seq)
-            owner.append(i)
-            new_owner.append(i)
-            new_cols.append(seq)
-        if not new_cols or iterations >= max_iterations:
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            return _failed(label, k, names, LPResult("time_limit", math.nan, np.zeros(0), np.zeros(0),
-                                                     0.0, "column generation hit the time limit"),
-                           iterations, clock, solver)
-        cache.ensure([(u, v) for q in new_cols for u, v in zip(q[:-1], q[1:])])
-        t0 = clock.add("paths", t0)
-        _add(lp, [cache.column(q) for q in new_cols], new_owner, m2, d)
-    if write_lp:
-        lp.write(write_lp)
-    x = np.asarray(res.x)
-    pf = np.bincount(np.array(owner), weights=x, minlength=npairs)
-    out_paths = [tuple(topo.names[v] for v in q) for q in seqs]
-    status = "optimal" if iterations < max_iterations else "iteration_limit"
-    return MaxFlowResult(float(res.objective), label, k, names, out_paths, x, pf, iterations,
-                         len(seqs), gap if k > 1 else math.nan, status, "", clock.t, solver)
+
+    def columns(seqs: List[Tuple[int, ...]]) -> List[Tuple[np.ndarray, np.ndarray]]:
+        cache.ensure([(u, v) for q in seqs for u, v in zip(q[:-1], q[1:])])
+        return [cache.column(q) for q in seqs]
+
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Any]:
+        vals, off, wps = _paths.best_sr_paths(topo, _paths.segment_costs(topo, y), S, T, k)
+        return np.asarray(vals), lambda i: ((int(S[i]),) + tuple(int(w) for w in wps[off[i]:off[i + 1]])
+                                            + (int(T[i]),))
+
+    first: List[Optional[Tuple[int, ...]]] = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
+    cache.ensure(first)  # type: ignore[arg-type]
+    first = [q if len(cache.cache[q][0]) else None for q in first]  # type: ignore[index]
+    res = _column_generation(topo, S, T, names, solver, d, time_limit, write_lp, max_iterations,
+                             label, first, columns, price if k > 1 else None,
+                             lambda q: tuple(topo.names[v] for v in q))
+    res.k = k
+    return res
 
 
 def _add(lp: Any, cols: List[Tuple[np.ndarray, np.ndarray]], owner: List[int], m2: int,
@@ -508,32 +471,49 @@ def _path_cg(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str
              solver: str, d: Optional[np.ndarray], time_limit: Optional[float],
              write_lp: Optional[str], max_iterations: int, label: str, price: Any,
              initial_prices: np.ndarray) -> MaxFlowResult:
-    """Column generation over concrete router paths (r = 1 on each arc of the path).
+    """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
+    their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
+    none and carry nothing)."""
+    src, dst = topo.arc_src, topo.arc_dst
+    values, path_of = price(initial_prices)
+    first = [path_of(i) if math.isfinite(values[i]) else None for i in range(len(S))]
 
-    ``price(y)`` returns each pair's cheapest path length under arc prices ``y`` and a function
-    giving that path's arcs; ``initial_prices`` pick the starting column of each pair.
+    def columns(keys: List[Tuple[int, ...]]) -> List[Tuple[np.ndarray, np.ndarray]]:
+        return [(np.array(a, dtype=np.int64), np.ones(len(a))) for a in keys]
+
+    def path_names(q: Tuple[int, ...]) -> Tuple[str, ...]:
+        return tuple([topo.names[int(src[q[0]])]] + [topo.names[int(dst[a])] for a in q])
+
+    return _column_generation(topo, S, T, names, solver, d, time_limit, write_lp, max_iterations,
+                              label, first, columns, price, path_names)
+
+
+def _column_generation(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str, str]],
+                       solver: str, d: Optional[np.ndarray], time_limit: Optional[float],
+                       write_lp: Optional[str], max_iterations: int, label: str,
+                       first: Sequence[Optional[Tuple[int, ...]]], columns: Any, price: Any,
+                       path_names: Any) -> MaxFlowResult:
+    """The column-generation loop every path model shares.
+
+    ``first[i]``: pair i's starting column key (``None``: the pair has none); ``columns(keys)``:
+    their arc usage ``(arcs, r)``; ``price(y)``: each pair's cheapest column value under arc
+    prices ``y`` and a function giving that column's key (``price=None``: no generation, the
+    first columns are the model); ``path_names(key)``: the column as router names. A column
+    enters iff its price is below ``1 - z_pair - 1e-9`` (``z``: the pair's demand-row dual); the
+    loop stops when none does, so the value is optimal over the whole column family.
     """
     clock = _Clock()
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     m2 = 2 * topo.num_links
-    src, dst = topo.arc_src, topo.arc_dst
     npairs = len(S)
-    first, path_of = price(initial_prices)
-    seqs: List[Tuple[int, ...]] = []
-    owner: List[int] = []
-    for i in range(npairs):
-        if math.isfinite(first[i]):  # unreachable pairs carry nothing
-            seqs.append(path_of(i))
-            owner.append(i)
+    owner = [i for i, q in enumerate(first) if q is not None]
+    keys: List[Tuple[int, ...]] = [first[i] for i in owner]  # type: ignore[misc]
+    cols = columns(keys)
     t0 = clock.add("paths", t0)
     lp = _new_model(topo, solver, d)
-
-    def cols_of(arc_lists: List[Tuple[int, ...]]) -> List[Tuple[np.ndarray, np.ndarray]]:
-        return [(np.array(a, dtype=np.int64), np.ones(len(a))) for a in arc_lists]
-
-    _add(lp, cols_of(seqs), owner, m2, d)
-    known = set(zip(owner, seqs))
+    _add(lp, cols, owner, m2, d)
+    known = set(zip(owner, keys))
     iterations, gap = 0, math.nan
     while True:
         res = lp.solve(time_limit=_remaining(deadline))
@@ -541,37 +521,39 @@ def _path_cg(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[str
         iterations += 1
         if not res.ok:
             return _failed(label, None, names, res, iterations, clock, solver)
+        if price is None:
+            break
         y = np.maximum(np.asarray(res.duals[:m2]), 0.0)
         z = np.maximum(np.asarray(res.duals[m2:]), 0.0) if d is not None else np.zeros(npairs)
-        values, path_of = price(y)
+        values, key_of = price(y)
         reduced = values - (1.0 - z)
         finite = np.isfinite(reduced)
         gap = float(reduced[finite].min()) if finite.any() else 0.0
-        new_seqs, new_owner = [], []
+        new_keys, new_owner = [], []
         for i in np.flatnonzero(finite & (reduced < -PRICE_TOL)).tolist():
-            q = path_of(i)
+            q = key_of(i)
             if (i, q) in known:
-                continue
+                continue  # numerically tied with a column already in: nothing new
             known.add((i, q))
-            new_seqs.append(q)
+            new_keys.append(q)
             new_owner.append(i)
         t0 = clock.add("pricing", t0)
-        if not new_seqs or iterations >= max_iterations:
+        if not new_keys or iterations >= max_iterations:
             break
         if deadline is not None and time.perf_counter() > deadline:
             return _failed(label, None, names, LPResult("time_limit", math.nan, np.zeros(0),
                                                         np.zeros(0), 0.0,
                                                         "column generation hit the time limit"),
                            iterations, clock, solver)
-        seqs.extend(new_seqs)
+        keys.extend(new_keys)
         owner.extend(new_owner)
-        _add(lp, cols_of(new_seqs), new_owner, m2, d)
+        new_cols = columns(new_keys)
+        t0 = clock.add("paths", t0)
+        _add(lp, new_cols, new_owner, m2, d)
     if write_lp:
         lp.write(write_lp)
     x = np.asarray(res.x)
     pf = np.bincount(np.array(owner, dtype=np.int64), weights=x, minlength=npairs)
-    out_paths = [tuple([topo.names[int(src[q[0]])]] + [topo.names[int(dst[a])] for a in q])
-                 for q in seqs]
     status = "optimal" if iterations < max_iterations else "iteration_limit"
-    return MaxFlowResult(float(res.objective), label, None, names, out_paths, x, pf, iterations,
-                         len(seqs), gap, status, "", clock.t, solver)
+    return MaxFlowResult(float(res.objective), label, None, names, [path_names(q) for q in keys], x,
+                         pf, iterations, len(keys), gap, status, "", clock.t, solver)
