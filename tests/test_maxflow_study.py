@@ -104,3 +104,22 @@ def test_lp_trouble_marks_rows_failed_and_carries_on(tmp_path, zoo_installed, ca
                        if r["model"] == "mcf")
     assert all(r["status"] == "ok" for r in rows if r["topology"] == "Abilene")
     assert "failed: Kdl" in capsys.readouterr().err
+
+
+def test_cli_unwritable_output_is_a_clear_error(zoo_installed, capsys):
+    rc = main(["topo", "stats", "--topo", str(zoo_installed / "Abilene.gml"), "--out",
+               "/proc/no-such-dir/stats.csv", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "tpcstudy: error: " in err and "no-such-dir" in err and "Traceback" not in err
+
+
+def test_k_lists_and_duplicate_models(tmp_path, zoo_installed, capsys):
+    assert main(["maxflow", "--topo", str(zoo_installed / "Abilene.gml"), "--k", "6-1",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "--k" in capsys.readouterr().err
+    out = tmp_path / "o2"
+    assert main(["maxflow", "--topo", str(zoo_installed / "Abilene.gml"), "--heavy", "50",
+                 "--models", "sr,sr,mcf", "--k", "2-3", "--out", str(out), "--no-progress"]) == 0
+    rows = _rows(out / "results.csv")
+    assert sorted((r["model"], r["k"]) for r in rows) == [("ecmp", "1"), ("mcf", ""), ("sr", "2"),
+                                                          ("sr", "3")]

@@ -161,6 +161,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except TpcStudyError as exc:
         print(f"tpcstudy: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file or folder that cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tpcstudy: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("tpcstudy: interrupted", file=sys.stderr)
         return 130

@@ -364,7 +364,7 @@ def path_table(topo: Topology, *, k: int = 4, paths: int = 5, plan: Any = None,
         for s, d in pair_list:
             if not the_plan.prefixes.get(d):
                 raise PlanError(the_plan.source, f"no host prefix for destination router {d!r}")
-    for r in {r for pr in pair_list for r in pr}:
+    for r in dict.fromkeys(r for pr in pair_list for r in pr):  # first missing router, in order
         the_plan.loopback(r)
 
     factor, bw_rule = _mbps_factor(t, link_mbps)
@@ -765,7 +765,7 @@ def write_paths(table: PathTable, out: PathLike, format: Union[str, Sequence[str
     pin = _check_pin(pin if pin is not None else f"/sys/fs/bpf/tpc/{v.map_name}")
     validate_table(table, allow_wide_prefix=allow_wide_prefix)
     if "ovsdb" in formats:  # the rows name both routers by loopback
-        for r in {r for e in table.entries for r in (e.source, e.destination)}:
+        for r in dict.fromkeys(r for e in table.entries for r in (e.source, e.destination)):
             table.plan.loopback(r)
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)

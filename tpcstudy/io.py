@@ -14,11 +14,15 @@ from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
 PathLike = Union[str, os.PathLike]
 
 
-def _file_mode() -> int:
-    """The mode a plain ``open()`` would give a new file (0666 less the umask)."""
+def _read_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+#: The mode a plain ``open()`` gives a new file (0666 less the umask), read once at import:
+#: reading the umask means setting it, which must not race with other threads later.
+_FILE_MODE = 0o666 & ~_read_umask()
 
 
 @contextlib.contextmanager
@@ -40,7 +44,7 @@ def atomic_open(path: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode())  # mkstemp makes 0600 files
+        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600 files
         os.replace(tmp, p)
     except BaseException:
         try:

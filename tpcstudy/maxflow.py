@@ -253,6 +253,24 @@ def _new_model(topo: Topology, solver: str, d: Optional[np.ndarray]) -> Any:
     return lp
 
 
+def _write_model(lp: Any, path: str) -> None:
+    """Write the LP through a temporary file beside ``path`` and a rename (never half a file)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
+    os.close(fd)
+    try:
+        lp.write(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _remaining(deadline: Optional[float]) -> Optional[float]:
     if deadline is None:
         return None
@@ -348,7 +366,7 @@ def _multipath(topo: Topology, S: np.ndarray, T: np.ndarray, names: List[Tuple[s
     if not res.ok:
         return _failed("multipath", None, names, res, 1, clock, solver)
     if write_lp:
-        lp.write(write_lp)
+        _write_model(lp, write_lp)
     x = np.maximum(np.asarray(res.x), 0.0)
     into_t = np.array([dst[a] == T[p] for a, p in zip(col_arc, col_pair)], dtype=bool)
     pf = np.bincount(np.array(col_pair, dtype=np.int64)[into_t], weights=x[into_t], minlength=len(S))
@@ -514,7 +532,7 @@ def _column_generation(topo: Topology, S: np.ndarray, T: np.ndarray, names: List
     lp = _new_model(topo, solver, d)
     _add(lp, cols, owner, m2, d)
     known = set(zip(owner, keys))
-    iterations, gap = 0, math.nan
+    iterations, gap, converged = 0, math.nan, False
     while True:
         res = lp.solve(time_limit=_remaining(deadline))
         t0 = clock.add("lp", t0)
@@ -522,6 +540,7 @@ def _column_generation(topo: Topology, S: np.ndarray, T: np.ndarray, names: List
         if not res.ok:
             return _failed(label, None, names, res, iterations, clock, solver)
         if price is None:
+            converged = True
             break
         y = np.maximum(np.asarray(res.duals[:m2]), 0.0)
         z = np.maximum(np.asarray(res.duals[m2:]), 0.0) if d is not None else np.zeros(npairs)
@@ -538,7 +557,10 @@ def _column_generation(topo: Topology, S: np.ndarray, T: np.ndarray, names: List
             new_keys.append(q)
             new_owner.append(i)
         t0 = clock.add("pricing", t0)
-        if not new_keys or iterations >= max_iterations:
+        if not new_keys:
+            converged = True
+            break
+        if iterations >= max_iterations:
             break
         if deadline is not None and time.perf_counter() > deadline:
             return _failed(label, None, names, LPResult("time_limit", math.nan, np.zeros(0),
@@ -551,9 +573,9 @@ def _column_generation(topo: Topology, S: np.ndarray, T: np.ndarray, names: List
         t0 = clock.add("paths", t0)
         _add(lp, new_cols, new_owner, m2, d)
     if write_lp:
-        lp.write(write_lp)
+        _write_model(lp, write_lp)
     x = np.asarray(res.x)
     pf = np.bincount(np.array(owner, dtype=np.int64), weights=x, minlength=npairs)
-    status = "optimal" if iterations < max_iterations else "iteration_limit"
+    status = "optimal" if converged else "iteration_limit"
     return MaxFlowResult(float(res.objective), label, None, names, [path_names(q) for q in keys], x,
                          pf, iterations, len(keys), gap, status, "", clock.t, solver)

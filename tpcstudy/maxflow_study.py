@@ -39,13 +39,6 @@ def _parse_list(text: str, kind: type, what: str) -> List[Any]:
         part = part.strip()
         if not part:
             continue
-        if "-" in part and kind is int:
-            a, b = part.split("-", 1)
-            try:
-                out.extend(range(int(a), int(b) + 1))
-            except ValueError:
-                raise UsageError(f"{what}: {part!r} is not a range like 1-6") from None
-            continue
         try:
             out.append(kind(part))
         except ValueError:
@@ -59,8 +52,7 @@ def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
     if spec in (None, "", "none"):
         return None
     if spec == "auto":
-        cands = sorted(path.parent.glob(path.stem + ".*demands")) + sorted(
-            path.parent.glob(path.stem + ".demands"))
+        cands = sorted(path.parent.glob(path.stem + ".*demands"))  # NAME.demands, NAME.0000.demands
         if not cands:
             raise UsageError(f"--demands auto: no {path.stem}.*.demands next to {path}")
         return cands[0]
@@ -204,21 +196,20 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     from .lp import SOLVERS
     from .maxflow import MODELS
     from .readers import topology_files
+    from .disjoint_study import parse_k_list
     from .runner import ResultStore, Task, run_tasks, write_meta
 
     _apply_mirror(args)
     heavy = _parse_list(args.heavy, float, "--heavy")
     if any(not 0 < h <= 100 for h in heavy):
         raise UsageError("--heavy: percentages must be in (0, 100]")
-    models = _parse_list(args.models, str, "--models")
+    models = list(dict.fromkeys(_parse_list(args.models, str, "--models")))
     for m in models:
         if m not in MODELS:
             raise UsageError(f"--models: unknown model {m!r}; choose from {', '.join(MODELS)}")
     if "ecmp" not in models:
         models = ["ecmp"] + models  # the baseline every improvement is measured against
-    ks = sorted(set(_parse_list(args.k, int, "--k")))
-    if any(k < 1 for k in ks):
-        raise UsageError("--k: segment limits must be >= 1")
+    ks = list(parse_k_list(args.k))
     if args.solver not in SOLVERS:
         raise UsageError(f"--solver: choose from {', '.join(SOLVERS)}")
     if args.seeds < 1:

@@ -19,6 +19,8 @@ from typing import Dict, List, Tuple, Union
 
 import numpy as np
 
+from .io import atomic_write_text
+
 __all__ = ["SyntheticTopology", "isp_topology", "write_gml"]
 
 #: Link speeds (bit/s): core-core links are 100G or 40G, access links 10G.
@@ -166,7 +168,5 @@ def write_gml(topo: SyntheticTopology, path: Union[str, os.PathLike]) -> Path:
         lines += ["  edge [", f"    source {u}", f"    target {v}", f"    LinkSpeedRaw {s!r}",
                   f'    LinkLabel "{s / 1e9:g}G"', "  ]"]
     lines.append("]")
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
+    atomic_write_text(out, "\n".join(lines) + "\n")
     return out
