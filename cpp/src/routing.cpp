@@ -261,18 +261,22 @@ Routing::Routing(const Graph& g) : g_(g) {
     from_len_.assign(n, 0);
     nh_off_.assign(static_cast<size_t>(n) * (n + 1), 0);
     std::vector<int32_t> tmp;
+    // The reachable nodes sorted by distance (ties by id) into `out`; returns how many.
+    auto order_by_distance = [&](const double* d, std::vector<int32_t>::iterator out) {
+        tmp.clear();
+        for (int32_t u = 0; u < n; ++u)
+            if (d[u] < kInf) tmp.push_back(u);
+        std::sort(tmp.begin(), tmp.end(), [&](int32_t x, int32_t y) {
+            return d[x] != d[y] ? d[x] < d[y] : x < y;
+        });
+        std::copy(tmp.begin(), tmp.end(), out);
+        return static_cast<int32_t>(tmp.size());
+    };
     for (int32_t b = 0; b < n; ++b) {
         std::vector<double> dt = dijkstra<false>(g_, b, nullptr);
         std::copy(dt.begin(), dt.end(), dist_to_.begin() + static_cast<size_t>(b) * n);
         for (int32_t a = 0; a < n; ++a) dist_[static_cast<size_t>(a) * n + b] = dt[a];
-        tmp.clear();
-        for (int32_t u = 0; u < n; ++u)
-            if (dt[u] < kInf) tmp.push_back(u);
-        std::sort(tmp.begin(), tmp.end(), [&](int32_t x, int32_t y) {
-            return dt[x] != dt[y] ? dt[x] < dt[y] : x < y;
-        });
-        std::copy(tmp.begin(), tmp.end(), to_order_.begin() + static_cast<size_t>(b) * n);
-        to_len_[b] = static_cast<int32_t>(tmp.size());
+        to_len_[b] = order_by_distance(dt.data(), to_order_.begin() + static_cast<size_t>(b) * n);
         size_t base = static_cast<size_t>(b) * (n + 1);
         nh_off_[base] = static_cast<int64_t>(nh_arcs_.size());
         for (int32_t u = 0; u < n; ++u) {
@@ -282,15 +286,7 @@ Routing::Routing(const Graph& g) : g_(g) {
         }
     }
     for (int32_t a = 0; a < n; ++a) {
-        const double* row = dist_row(a);
-        tmp.clear();
-        for (int32_t u = 0; u < n; ++u)
-            if (row[u] < kInf) tmp.push_back(u);
-        std::sort(tmp.begin(), tmp.end(), [&](int32_t x, int32_t y) {
-            return row[x] != row[y] ? row[x] < row[y] : x < y;
-        });
-        std::copy(tmp.begin(), tmp.end(), from_order_.begin() + static_cast<size_t>(a) * n);
-        from_len_[a] = static_cast<int32_t>(tmp.size());
+        from_len_[a] = order_by_distance(dist_row(a), from_order_.begin() + static_cast<size_t>(a) * n);
     }
     from_off_.assign(static_cast<size_t>(n) + 1, 0);
     std::vector<int32_t> pos(n, -1);
