@@ -380,14 +380,14 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise UsageError(f"{path}: unreadable ({exc}); pass overwrite=True to replace it") from exc
+            raise UsageError(f"{path}: unreadable ({exc}); use another output folder or remove it") from exc
         if old.get("study") != study:
             a, b = old.get("study") or {}, study
             diff = sorted({f"config.{k}" for k in set(a.get("config") or {}) | set(b["config"])
                            if (a.get("config") or {}).get(k) != b["config"].get(k)}
                           | {k for k in ("seeds", "solver") if a.get(k) != b[k]})
             raise UsageError(f"{path} holds a different study (differs in: {', '.join(diff)}); "
-                             "use another output folder or overwrite=True")
+                             "use another output folder, or start over (maxflow --overwrite)")
         runs = list(old.get("runs") or [])
         started = old.get("started") or now
     runs.append({"started": now, **{k: env[k] for k in ("tpcstudy", "git_commit", "git_dirty")}})
