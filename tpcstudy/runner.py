@@ -599,15 +599,14 @@ def run_tasks(tasks: Sequence[Task], fn: Callable[[Task], List[Dict[str, Any]]],
                 ok, value = False, f"{type(exc).__name__}: {exc}"
             if ok:
                 try:
-                    store.encode(task.id, value)
+                    store.put(task.id, value)  # validates the rows first: refused ones write nothing
                 except UsageError as exc:
                     ok, value = False, str(exc)
             if not ok:
                 if on_error == "raise":
                     raise TpcStudyError(f"task {task.id} failed: {value}")
                 summary.failed.append(task.id)
-                value = [store.failure_row(task, str(value))]
-            store.put(task.id, value)
+                store.put(task.id, [store.failure_row(task, str(value))])
             summary.completed += 1
             bar.update(1)
             if time.monotonic() - last_flush >= flush_interval:
