@@ -56,8 +56,9 @@ from typing import Any, Dict, IO, Iterable, List, Mapping, Optional, Sequence, T
 import numpy as np
 
 from .errors import UsageError
+from .export import DEFAULT_K, DEFAULT_PATHS
 from .io import atomic_open
-from .paths import DisjointPathBatch, dag_arcs, disjoint_paths_batch
+from .paths import DisjointPathBatch, disjoint_paths_batch
 from .runner import STATUS, ERROR, ResultStore, Task, run_tasks, write_meta
 from .topology import Topology, prune
 
@@ -71,10 +72,10 @@ COLUMNS = ["topology", "method", "k", "nodes", "links", "edge_routers", "pairs",
            STATUS, ERROR]
 KEY = ["topology", "method", "k"]
 
-#: The failure view's backups: sps with this segment limit (as the export module) ...
-FAILURE_K = 4
+#: The failure view judges the path sets the export writes: sps with this segment limit ...
+FAILURE_K = DEFAULT_K
 #: ... and at most this many paths per pair, slot 0 (the IGP shortest path) included.
-FAILURE_MAX_PATHS = 5
+FAILURE_MAX_PATHS = DEFAULT_PATHS
 OK, SKIPPED = "ok", "skipped"
 
 #: Seed 000's figures (section 5 of study-method.md), printed beside ours; never tuned to.
@@ -229,9 +230,9 @@ def failure_view(topo: Topology, sps: DisjointPathBatch, *, max_paths: int = FAI
                  keep_sets: bool = False) -> FailureView:
     """Build each pair's exported path set and test it against every single link failure.
 
-    Slot 0 is the plain IGP shortest path (its links: ``dag_arcs(topo, s, t) // 2``), then the
-    pair's ``sps`` paths in the order found, dropping any whose waypoint sequence is already in
-    the set (the direct segment repeats slot 0), at most ``max_paths`` in all.
+    The set is :meth:`DisjointPathBatch.exported`, as in the TPC path tables: slot 0 is the
+    plain IGP shortest path (the direct segment, occupying its whole ECMP DAG), then the pair's
+    other ``sps`` paths in the order found, at most ``max_paths`` in all.
 
     Parameters
     ----------
@@ -248,29 +249,15 @@ def failure_view(topo: Topology, sps: DisjointPathBatch, *, max_paths: int = FAI
     sizes = np.zeros(n, dtype=np.int32)
     survive = np.zeros(n, dtype=bool)
     overlap = np.zeros(n, dtype=bool)
-    po = sps.pair_offsets.tolist()
-    wo = sps.waypoint_offsets.tolist()
-    lo = sps.link_offsets.tolist()
-    wps = sps.waypoints.tolist()
-    links = sps.links.tolist()
-    src, dst = sps.sources.tolist(), sps.targets.tolist()
+    wo, lo = sps.waypoint_offsets, sps.link_offsets
+    wps, links = sps.waypoints, sps.links
     sets: List[List[Tuple[Tuple[int, ...], frozenset]]] = []
     for i in range(n):
-        slot0 = frozenset((dag_arcs(topo, src[i], dst[i]) // 2).tolist())
-        chosen: List[Tuple[Tuple[int, ...], frozenset]] = [((), slot0)] if slot0 else []
-        seen = {()}
-        for p in range(po[i], po[i + 1]):
-            if len(chosen) >= max_paths:
-                break
-            w = tuple(wps[wo[p]:wo[p + 1]])
-            if w in seen:
-                continue
-            seen.add(w)
-            chosen.append((w, frozenset(links[lo[p]:lo[p + 1]])))
+        chosen = [(tuple(wps[wo[p]:wo[p + 1]].tolist()), frozenset(links[lo[p]:lo[p + 1]].tolist()))
+                  for p in sps.exported(i, max_paths)]
         sizes[i] = len(chosen)
         if chosen:
-            common = frozenset.intersection(*(c[1] for c in chosen))
-            survive[i] = not common
+            survive[i] = not frozenset.intersection(*(c[1] for c in chosen))
         if len(chosen) >= 2:
             overlap[i] = bool(chosen[0][1] & chosen[1][1])
         if keep_sets:

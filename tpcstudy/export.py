@@ -75,6 +75,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 # --------------------------------------------------------------------------- the agent's layout
 #: Path slots per destination (tpc-srh-map.md §2).
 MAX_PATHS = 8
+#: Defaults of the exported path sets: sps with at most DEFAULT_K segments, DEFAULT_PATHS paths.
+DEFAULT_K = 4
+DEFAULT_PATHS = 5
 #: Address slots per SRH; slot 0 is reserved for the kernel, so a path has at most 9 segments.
 SRH_ADDRESSES = 10
 MAX_SEGMENTS = SRH_ADDRESSES - 1
@@ -307,7 +310,7 @@ def _mbps_factor(topo: Topology, link_mbps: float) -> Tuple[float, str]:
     return _UNIT_TO_MBPS[unit], f"bottleneck arc capacity along the route, {unit} -> Mbit/s"
 
 
-def path_table(topo: Topology, *, k: int = 4, paths: int = 5, plan: Any = None,
+def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS, plan: Any = None,
                pairs: Any = None, link_mbps: float = 1000.0) -> PathTable:
     """The path table of ``topo`` for the TPC agent (module docstring, tpc-srh-map.md).
 
@@ -334,7 +337,7 @@ def path_table(topo: Topology, *, k: int = 4, paths: int = 5, plan: Any = None,
     PathTable
         One :class:`Entry` per (source, destination prefix), sources in router order.
     """
-    from .paths import disjoint_paths_batch, shortest_paths
+    from .paths import disjoint_paths_batch
 
     if not 1 <= int(k) <= MAX_SEGMENTS:
         raise UsageError(f"k = {k!r}: the agent's SRH holds 1 to {MAX_SEGMENTS} segments")
@@ -389,31 +392,15 @@ def path_table(topo: Topology, *, k: int = 4, paths: int = 5, plan: Any = None,
     dst = np.array([t.index_of(d) for _, d in pair_list], dtype=np.int32)
     batch = disjoint_paths_batch(t, src, dst, method="sps", k=k)
     entries: List[Entry] = []
-    po = batch.pair_offsets.tolist()
     no, nodes_all = batch.node_offsets.tolist(), batch.nodes.tolist()
     wo, wps_all = batch.waypoint_offsets.tolist(), batch.waypoints.tolist()
     for i, (s, d) in enumerate(pair_list):
-        rng = range(po[i], po[i + 1])
-        routes = [nodes_all[no[q]:no[q + 1]] for q in rng]
-        wpts = [wps_all[wo[q]:wo[q + 1]] for q in rng]
         di = int(dst[i])
-        if routes and not wpts[0]:
-            first = routes[0]
-        else:
-            sp = shortest_paths(t, int(src[i]), di, limit=1)
-            if not sp:
-                continue  # unreachable: no entry (cannot happen in a pruned topology)
-            first = [t.index_of(x) for x in sp[0]]
-        recs = [record(first, [di])]
-        taken = [[di]]
-        for route, w in zip(routes, wpts):
-            if len(recs) >= paths:
-                break
-            seq = [*w, di]
-            if seq in taken:
-                continue
-            taken.append(seq)
-            recs.append(record(route, seq))
+        # slot 0 = the direct segment (the plain IGP path), then the other sps paths
+        recs = [record(nodes_all[no[q]:no[q + 1]], [*wps_all[wo[q]:wo[q + 1]], di])
+                for q in batch.exported(i, paths)]
+        if not recs:
+            continue  # unreachable: no entry (cannot happen in a pruned topology)
         for prefix in the_plan.prefixes[d]:
             entries.append(Entry(s, d, prefix, recs))
 
@@ -994,9 +981,9 @@ def register_cli(subparsers: Any, add_topology_options: Any) -> None:
                         "exp3_lowest_completion (short_dest_map, 1652), exp3_lowest_delay (1684)")
     p.add_argument("--pin", metavar="PATH",
                    help="pinned map path in batch files (default /sys/fs/bpf/tpc/<map name>)")
-    p.add_argument("-k", "--k", type=int, default=4,
+    p.add_argument("-k", "--k", type=int, default=DEFAULT_K,
                    help="segment limit of the sps paths (default 4, at most 9)")
-    p.add_argument("--paths", type=int, default=5,
+    p.add_argument("--paths", type=int, default=DEFAULT_PATHS,
                    help="paths per destination, default path included (default 5, at most 8)")
     p.add_argument("--plan", metavar="FILE.json",
                    help="addressing plan {loopbacks: {router: addr}, prefixes: {router: "

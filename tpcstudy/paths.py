@@ -278,6 +278,27 @@ class DisjointPathBatch:
         """Number of paths of each pair (int32)."""
         return np.diff(self.pair_offsets).astype(np.int32)
 
+    def exported(self, i: int, max_paths: int) -> List[int]:
+        """The path set a host gets for pair ``i``: batch path indices, default path first.
+
+        The rule of the TPC path tables (and of the disjoint study's failure view): the pair's
+        paths in the order found, skipping any whose waypoint sequence was already taken, at
+        most ``max_paths``. For ``sps`` the first path found is always the direct segment (no
+        link is removed yet, and ties prefer fewer segments), i.e. the plain IGP shortest path
+        with its whole ECMP DAG, so slot 0 is the default route.
+        """
+        o, wo, w = self.pair_offsets, self.waypoint_offsets, self.waypoints
+        out: List[int] = []
+        seen: set = set()
+        for p in range(int(o[i]), int(o[i + 1])):
+            if len(out) >= max_paths:
+                break
+            key = tuple(w[wo[p]:wo[p + 1]].tolist())
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+        return out
+
     def __len__(self) -> int:
         return len(self.sources)
 
