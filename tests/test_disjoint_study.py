@@ -170,7 +170,7 @@ def test_failure_view_sets_on_ring() -> None:
     topo = ring_topology()
     s, t = pair_ids(topo, "edge")
     sps = disjoint_paths_batch(topo, s, t, method="sps", k=4)
-    view = failure_view(topo, sps, keep_sets=True)
+    view = failure_view(sps, keep_sets=True)
     link = {tuple(sorted(l)): i for i, l in enumerate(zip(topo.link_u.tolist(),
                                                            topo.link_v.tolist()))}
     i = list(zip(s.tolist(), t.tolist())).index((1, 2))
@@ -180,7 +180,7 @@ def test_failure_view_sets_on_ring() -> None:
     i = list(zip(s.tolist(), t.tolist())).index((1, 4))
     assert view.sets[i] == [((), frozenset(range(7)))]  # the duplicate direct path is dropped
     # at most max_paths paths
-    view1 = failure_view(topo, sps, max_paths=1)
+    view1 = failure_view(sps, max_paths=1)
     assert view1.sizes.max() == 1 and not view1.survive.any() and not view1.backup.any()
 
 
@@ -326,7 +326,7 @@ def test_zoo_failure_view_invariant(zoo_installed: Path, name: str) -> None:
     for mode in ("edge", "all") if name == "Abilene" else ("edge",):
         s, t = pair_ids(topo, mode)
         sps = disjoint_paths_batch(topo, s, t, method="sps", k=4)
-        view = failure_view(topo, sps, keep_sets=True)
+        view = failure_view(sps, keep_sets=True)
         assert not view.overlap.any()
         for i, chosen in enumerate(view.sets):
             slot0 = frozenset((dag_arcs(topo, int(s[i]), int(t[i])) // 2).tolist())

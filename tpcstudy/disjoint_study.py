@@ -226,7 +226,7 @@ class FailureView:
     sets: List[List[Tuple[Tuple[int, ...], frozenset]]] = field(default_factory=list)
 
 
-def failure_view(topo: Topology, sps: DisjointPathBatch, *, max_paths: int = FAILURE_MAX_PATHS,
+def failure_view(sps: DisjointPathBatch, *, max_paths: int = FAILURE_MAX_PATHS,
                  keep_sets: bool = False) -> FailureView:
     """Build each pair's exported path set and test it against every single link failure.
 
@@ -236,8 +236,6 @@ def failure_view(topo: Topology, sps: DisjointPathBatch, *, max_paths: int = FAI
 
     Parameters
     ----------
-    topo
-        The topology.
     sps
         The ``sps`` paths of the pairs (normally ``k = 4``).
     max_paths
@@ -325,7 +323,7 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
         if paths_out is not None:
             _write_paths(paths_out, topo, name, batches[k])
     t0 = time.perf_counter()
-    view = failure_view(topo, batches[FAILURE_K])
+    view = failure_view(batches[FAILURE_K])
     rows.append({**base, "method": "failure", "k": FAILURE_K, **_stats(view.sizes),
                  "survive_share": _share(view.survive), "overlap_share": _share(view.overlap),
                  "backup_share": _share(view.backup), "seconds": time.perf_counter() - t0})
