@@ -40,12 +40,10 @@ __all__ = [
     "PAPER_MAXFLOW_MEDIANS", "PAPER_GREEDY_REACHES_MAX", "register_cli",
 ]
 
-#: Seed 000 §3.3: median improvement of sr over single-path ECMP by heavy fraction (%).
-PAPER_MAXFLOW_MEDIANS = {1.0: 71.0, 10.0: 30.0}
-#: Seed 000 §3.3: "over multipath the improvement is about 5 % lower".
-PAPER_MULTIPATH_GAP = 5.0
-#: Seed 000 §3.4: share of topologies on which greedy finds as many paths as max (%).
-PAPER_GREEDY_REACHES_MAX = 70.0
+# The paper's figures, kept once, beside the studies that print them.
+from .disjoint_study import PAPER_GREEDY_REACHES_MAX  # noqa: E402
+from .maxflow_study import PAPER_MEDIANS as PAPER_MAXFLOW_MEDIANS  # noqa: E402
+from .maxflow_study import PAPER_MULTIPATH_GAP  # noqa: E402
 
 KINDS = ("topo", "maxflow", "disjoint")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
@@ -1034,7 +1032,7 @@ def summary_line(results: Results, *, k: Optional[int] = None) -> str:
     reach, both = greedy_reaches_max(table)
     sps = sorted((m for m in table if m.startswith("sps")), key=lambda m: int(m[6:]))
     return (f"greedy = max on {reach}/{both} topologies "
-            f"({100.0 * reach / both if both else math.nan:.1f} %, seed 000: 70 %); mean paths: "
+            f"({100.0 * reach / both if both else math.nan:.1f} %, seed 000: {PAPER_GREEDY_REACHES_MAX:g} %); mean paths: "
             f"max {_mean(list(table.get('max', {}).values())):.3f}, "
             + ", ".join(f"k={m[6:]} {_mean(list(table[m].values())):.3f}" for m in sps))
 
