@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
@@ -146,11 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: Modules that add subcommands: each has ``register_cli(subparsers, add_topology_options)``.
-_COMMAND_MODULES: List[str] = [
-    m for m in ("tpcstudy.maxflow_study", "tpcstudy.disjoint_study", "tpcstudy.export",
-                "tpcstudy.plots")
-    if importlib.util.find_spec(m) is not None
-]
+_COMMAND_MODULES = ("tpcstudy.maxflow_study", "tpcstudy.disjoint_study", "tpcstudy.export",
+                    "tpcstudy.plots")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
