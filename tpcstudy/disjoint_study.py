@@ -57,6 +57,7 @@ import numpy as np
 
 from .errors import UsageError
 from .export import DEFAULT_K, DEFAULT_PATHS
+from .maxflow import edge_router_pairs, sample_indices
 from .io import atomic_open
 from .paths import DisjointPathBatch, disjoint_paths_batch
 from .runner import STATUS, ERROR, ResultStore, Task, run_tasks, write_meta
@@ -150,15 +151,10 @@ def parse_k_list(text: str) -> Tuple[int, ...]:
 
 def pair_ids(topo: Topology, mode: str = "edge") -> Tuple[np.ndarray, np.ndarray]:
     """Ordered pairs of distinct edge routers (``"edge"``) or routers (``"all"``), in id order."""
-    if mode == "edge":
-        ids = topo.edge_router_ids
-    elif mode == "all":
-        ids = np.arange(topo.num_nodes, dtype=np.int32)
-    else:
+    if mode not in ("edge", "all"):
         raise UsageError(f"unknown pairs mode {mode!r}; choose edge or all")
-    s, t = np.meshgrid(ids, ids, indexing="ij")
-    off = s != t
-    return s[off].astype(np.int32), t[off].astype(np.int32)
+    pairs = edge_router_pairs(topo, None if mode == "edge" else np.arange(topo.num_nodes))
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
 # --------------------------------------------------------------------------- computation
@@ -295,8 +291,7 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
     name = name or topo.name
     s, t = pair_ids(topo, config.pairs)
     if config.max_pairs is not None and len(s) > config.max_pairs:
-        pick = np.sort(np.random.default_rng(config.seed).choice(len(s), config.max_pairs,
-                                                                 replace=False))
+        pick = sample_indices(len(s), config.max_pairs, config.seed)
         s, t = s[pick], t[pick]
     base = {"topology": name, "nodes": topo.num_nodes, "links": topo.num_links,
             "edge_routers": len(topo.edge_router_ids), "pairs": len(s), STATUS: OK}

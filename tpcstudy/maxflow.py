@@ -92,9 +92,10 @@ class MaxFlowResult:
 
 
 # --------------------------------------------------------------------------- pairs
-def edge_router_pairs(topo: Topology) -> np.ndarray:
-    """All ordered pairs of distinct edge routers as an ``(n, 2)`` int32 array, sorted."""
-    e = topo.edge_router_ids
+def edge_router_pairs(topo: Topology, routers: Optional[np.ndarray] = None) -> np.ndarray:
+    """All ordered pairs of distinct edge routers (or of ``routers``, ids) as an ``(n, 2)``
+    int32 array, sorted."""
+    e = topo.edge_router_ids if routers is None else np.asarray(routers, dtype=np.int32)
     s, t = np.meshgrid(e, e, indexing="ij")
     mask = s != t
     return np.stack([s[mask], t[mask]], axis=1).astype(np.int32)
@@ -111,10 +112,16 @@ def heavy_pairs(topo: Topology, fraction: float, seed: int) -> np.ndarray:
     pairs = edge_router_pairs(topo)
     if len(pairs) == 0:
         return pairs
-    count = max(1, math.ceil(fraction * len(pairs) - 1e-9))
-    rng = np.random.default_rng(seed)
-    pick = np.sort(rng.choice(len(pairs), size=count, replace=False))
-    return pairs[pick]
+    return pairs[sample_indices(len(pairs), max(1, math.ceil(fraction * len(pairs) - 1e-9)), seed)]
+
+
+def sample_indices(total: int, count: int, seed: int) -> np.ndarray:
+    """``count`` distinct indices out of ``range(total)``, uniformly at random, sorted.
+
+    The one sampling rule of the studies (heavy-hitter pairs, ``disjoint --max-pairs``):
+    ``numpy.random.default_rng(seed).choice(total, count, replace=False)``, sorted.
+    """
+    return np.sort(np.random.default_rng(seed).choice(total, size=count, replace=False))
 
 
 def _pair_ids(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]]) -> Tuple[np.ndarray, np.ndarray]:
