@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import math
 import json
 import os
 import tempfile
@@ -64,19 +65,31 @@ def atomic_write_text(path: PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def csv_cell(value: Any) -> str:
+    """The CSV text of one value: ``repr`` for floats (round-trips), ``nan`` for NaN, ``""`` for
+    None, ``true``/``false`` for booleans; numpy scalars as their Python values."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else repr(value)
+    return str(value)
+
+
 def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV with a header of ``columns``; cells by :func:`csv_cell`, missing keys empty."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
     for r in rows:
-        w.writerow({k: _cell(r.get(k)) for k in columns})
+        w.writerow([csv_cell(r.get(k)) for k in columns])
     return buf.getvalue()
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, float):
-        return repr(v) if v == v else ""
-    return "" if v is None else v
 
 
 def write_csv(path: PathLike, rows: List[Mapping[str, Any]], columns: Sequence[str]) -> None:

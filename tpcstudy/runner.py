@@ -24,7 +24,6 @@ import datetime as _dt
 import hashlib
 import io
 import json
-import math
 import os
 import platform
 import re
@@ -43,7 +42,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Opti
                     Sequence, Tuple, Union)
 
 from .errors import TpcStudyError, UsageError
-from .io import atomic_open
+from .io import atomic_write_text, csv_cell as _cell
 
 __all__ = ["Task", "ResultStore", "write_meta", "run_tasks", "RunSummary", "TaskExecutor",
            "InlineExecutor", "ProcessExecutor", "task_id", "STATUS", "ERROR"]
@@ -99,30 +98,6 @@ class Task:
 
 
 # ----------------------------------------------------------------------------- files
-def _cell(value: Any) -> str:
-    """The CSV text of one value: ``repr`` for floats (round-trips), ``""`` for None."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
-        try:
-            value = value.item()
-        except (TypeError, ValueError):
-            pass
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        return repr(value)
-    return str(value)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
-    with atomic_open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-
-
 def _csv_text(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -265,7 +240,7 @@ class ResultStore:
         if not re.fullmatch(r"[A-Za-z0-9._=-]+", task_id) or task_id.startswith("."):
             raise UsageError(f"task id {task_id!r} is not a safe file name")
         cells = self.encode(task_id, rows)
-        _atomic_write(self.parts_dir / f"{task_id}.csv", _csv_text(self.columns, cells))
+        atomic_write_text(self.parts_dir / f"{task_id}.csv", _csv_text(self.columns, cells))
         for r in self._rows.get(task_id, []):  # a retried task replaces its old rows
             if self._owner.get(self._key_of(r)) == task_id:
                 del self._owner[self._key_of(r)]
@@ -279,7 +254,7 @@ class ResultStore:
         if self._dirty or force or not self.results_path.exists():
             allrows = [r for rows in self._rows.values() for r in rows]
             allrows.sort(key=lambda r: (_sort_key(self._key_of(r)), r))
-            _atomic_write(self.results_path, _csv_text(self.columns, allrows))
+            atomic_write_text(self.results_path, _csv_text(self.columns, allrows))
             self._dirty = False
         return self.results_path
 
@@ -392,7 +367,7 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
         started = old.get("started") or now
     runs.append({"started": now, **{k: env[k] for k in ("tpcstudy", "git_commit", "git_dirty")}})
     meta = {"study": study, "started": started, **env, "runs": runs}
-    _atomic_write(path, json.dumps(meta, indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, json.dumps(meta, indent=2, sort_keys=False) + "\n")
     return meta
 
 
