@@ -16,7 +16,6 @@ process: with ``--jobs`` > 1 the workers are not added up).  Each study writes i
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from tpcstudy.runner import read_results
 from tpcstudy.topogen import isp_topology, write_gml
 
 STEPS = ("stats", "disjoint", "maxflow")
@@ -57,10 +57,7 @@ def run_measured(cmd: List[str], log: Path, timeout: float) -> Dict[str, Any]:
 
 
 def _rows(path: Path) -> List[Dict[str, str]]:
-    if not path.exists():
-        return []
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    return read_results(path) if path.exists() else []
 
 
 def main(argv: Any = None) -> int:

@@ -41,7 +41,6 @@ needs anyway). The tests check the shortcut against the plain computation on Zoo
 from __future__ import annotations
 
 import argparse
-import csv
 import gzip
 import json
 import math
@@ -60,7 +59,7 @@ from .export import DEFAULT_K, DEFAULT_PATHS
 from .maxflow import edge_router_pairs, sample_indices
 from .io import atomic_open
 from .paths import DisjointPathBatch, disjoint_paths_batch
-from .runner import STATUS, ERROR, ResultStore, Task, run_tasks, write_meta
+from .runner import STATUS, ERROR, ResultStore, Task, read_results, run_tasks, write_meta
 from .topology import Topology, prune
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "SEED_FIGURES", "DisjointConfig",
@@ -438,11 +437,6 @@ def run_disjoint_study(topo_spec: str, out_dir: os.PathLike, config: DisjointCon
                 parts.append(part)
         _concat_paths(parts, Path(paths_out))
     return summary, read_results(summary.results)
-
-
-def read_results(path: os.PathLike) -> List[Dict[str, str]]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
 
 
 # --------------------------------------------------------------------------- summary

@@ -186,13 +186,6 @@ def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _read_rows(path: Path) -> List[Dict[str, Any]]:
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
 # --------------------------------------------------------------------------- CLI
 def cmd_maxflow(args: argparse.Namespace) -> int:
     from .cli import _apply_mirror
@@ -201,7 +194,7 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     from .maxflow import MODELS
     from .readers import topology_files
     from .disjoint_study import parse_k_list
-    from .runner import ResultStore, Task, run_tasks, write_meta
+    from .runner import ResultStore, Task, read_results, run_tasks, write_meta
 
     _apply_mirror(args)
     heavy = _parse_list(args.heavy, float, "--heavy")
@@ -247,7 +240,7 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     with executor_scope(args) as executor:
         summary = run_tasks(tasks, run_topology, store, jobs=args.jobs, desc="maxflow",
                             progress=not args.no_progress, executor=executor)
-    rows = _read_rows(store.results_path)
+    rows = read_results(store.results_path)
     print(format_summary(summarize(rows)))
     failed = [r for r in rows if r.get("status") == "failed"]
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}

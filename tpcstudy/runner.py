@@ -44,7 +44,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Opti
 from .errors import TpcStudyError, UsageError
 from .io import atomic_write_text, csv_cell as _cell
 
-__all__ = ["Task", "ResultStore", "write_meta", "run_tasks", "RunSummary", "TaskExecutor",
+__all__ = ["Task", "ResultStore", "write_meta", "run_tasks", "read_results", "RunSummary", "TaskExecutor",
            "InlineExecutor", "ProcessExecutor", "task_id", "STATUS", "ERROR"]
 
 #: Column marking a row's outcome; ``"failed"`` for the row standing for a task that raised.
@@ -369,6 +369,12 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
     meta = {"study": study, "started": started, **env, "runs": runs}
     atomic_write_text(path, json.dumps(meta, indent=2, sort_keys=False) + "\n")
     return meta
+
+
+def read_results(path: Union[str, os.PathLike]) -> List[Dict[str, str]]:
+    """The rows of a study's ``results.csv`` (or any CSV) as dicts of strings, in file order."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
 
 
 # ----------------------------------------------------------------------------- executors
