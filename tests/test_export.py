@@ -446,3 +446,34 @@ def test_cli_bpf_and_inspect(zoo_installed, tmp_path, capsys):
                  "--paths", "9"]) == 2
     assert "1 to 8 paths" in capsys.readouterr().err
     assert main(["export", "--inspect", str(tmp_path / "nope.bin")]) == 2
+
+
+def test_select_maxflow_orders_backups_by_lp_flow(zoo_installed):
+    """--select maxflow: slot 0 stays the IGP path; the next slots are sr-paths the sr LP over
+    the table's pairs puts flow on, largest first, then sps paths; every route is a walk on
+    links. With a few pairs (heavy hitters) the LP spreads them over waypoints."""
+    from tpcstudy import max_flow, path_table, prune, read_topology
+
+    topo = prune(read_topology(zoo_installed / "Geant2012.gml"))
+    edge = topo.edge_routers
+    pairs = [(edge[0], edge[3]), (edge[1], edge[4]), (edge[2], edge[5])]
+    plain = path_table(topo, k=4, paths=5, pairs=pairs)
+    table = path_table(topo, k=4, paths=5, pairs=pairs, select="maxflow")
+    assert table.meta["select"] == "maxflow" and "max-flow LP" in table.meta["path_rule"]
+    lp = max_flow(topo, pairs, model="sr", k=4)
+    flow = {p: f for p, f in zip(lp.paths, lp.flows.tolist())}
+    base = {(e.source, e.destination): e for e in plain.entries}
+    lp_backups = 0
+    for e in table.entries:
+        key = (e.source, e.destination)
+        assert e.paths[0].waypoints == base[key].paths[0].waypoints == [key[1]]
+        slots = [flow.get((key[0], *p.waypoints), 0.0) for p in e.paths[1:]]
+        used = [f for f in slots if f > 1e-9]
+        assert slots[:len(used)] == sorted(used, reverse=True)  # LP paths first, by flow
+        lp_backups += len(used)
+        for p in e.paths:
+            assert p.nodes[0] == key[0] and p.nodes[-1] == key[1]
+            for u, v in zip(p.nodes, p.nodes[1:]):
+                topo.arc_of(u, v)  # raises if u-v is not a link
+    assert lp_backups >= 1
+    assert lp.value > max_flow(topo, pairs, model="ecmp").value  # SR helps these pairs

@@ -310,8 +310,12 @@ def _mbps_factor(topo: Topology, link_mbps: float) -> Tuple[float, str]:
     return _UNIT_TO_MBPS[unit], f"bottleneck arc capacity along the route, {unit} -> Mbit/s"
 
 
+SELECT_RULES = ("sps", "maxflow")
+
+
 def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS, plan: Any = None,
-               pairs: Any = None, link_mbps: float = 1000.0) -> PathTable:
+               pairs: Any = None, link_mbps: float = 1000.0, select: str = "sps",
+               solver: str = "highs") -> PathTable:
     """The path table of ``topo`` for the TPC agent (module docstring, tpc-srh-map.md).
 
     Parameters
@@ -331,6 +335,13 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         pairs file (:func:`read_pairs`).
     link_mbps
         Mbit/s per link when capacities are uniform (unit ``link``); ``0`` writes zero.
+    select
+        How the backups after slot 0 are chosen: ``"sps"`` (the link-disjoint sps paths, in the
+        order found) or ``"maxflow"`` (the sr-paths with at most ``k`` segments that the max-flow
+        LP over the table's pairs puts flow on, largest flow first, then the sps paths; these
+        backups carry the most traffic together but need not be disjoint from slot 0).
+    solver
+        LP backend for ``select="maxflow"``.
 
     Returns
     -------
@@ -345,6 +356,8 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         raise UsageError(f"paths = {paths!r}: the agent holds 1 to {MAX_PATHS} paths per "
                          f"destination")
     k, paths = int(k), int(paths)
+    if select not in SELECT_RULES:
+        raise UsageError(f"select = {select!r}: choose from {', '.join(SELECT_RULES)}")
     if not math.isfinite(link_mbps) or link_mbps < 0:
         raise UsageError(f"link_mbps = {link_mbps!r} must be >= 0")
     t = topo if topo.meta.get("pruned") else prune(topo)
@@ -394,11 +407,25 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
     entries: List[Entry] = []
     no, nodes_all = batch.node_offsets.tolist(), batch.nodes.tolist()
     wo, wps_all = batch.waypoint_offsets.tolist(), batch.waypoints.tolist()
+    lp_paths = _maxflow_backups(t, src, dst, k, solver) if select == "maxflow" else None
     for i, (s, d) in enumerate(pair_list):
         di = int(dst[i])
         # slot 0 = the direct segment (the plain IGP path), then the other sps paths
         recs = [record(nodes_all[no[q]:no[q + 1]], [*wps_all[wo[q]:wo[q + 1]], di])
                 for q in batch.exported(i, paths)]
+        if lp_paths is not None and recs:  # LP-chosen backups first, then the sps ones
+            taken = {tuple(recs[0].waypoints)}
+            chosen = recs[:1]
+            for route, wps in lp_paths[i]:
+                key = tuple(names[w] for w in wps)
+                if len(chosen) < paths and key not in taken:
+                    taken.add(key)
+                    chosen.append(record(route, wps))
+            for r in recs[1:]:
+                if len(chosen) < paths and tuple(r.waypoints) not in taken:
+                    taken.add(tuple(r.waypoints))
+                    chosen.append(r)
+            recs = chosen
         if not recs:
             continue  # unreachable: no entry (cannot happen in a pruned topology)
         for prefix in the_plan.prefixes[d]:
@@ -407,9 +434,13 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
     unknown_delay = int(np.isnan(t.delay).sum())
     meta = {
         "pairs_rule": pairs_rule,
-        "path_rule": (f"slot 0: plain IGP shortest path (one segment, the egress router); then "
-                      f"sps link-disjoint paths with at most k={k} segments, duplicates skipped, "
-                      f"at most {paths} in all"),
+        "path_rule": ("slot 0: plain IGP shortest path (one segment, the egress router); then "
+                      + ("the sr-paths the max-flow LP (sr, these pairs, uniform demand-free "
+                         "throughput) puts flow on, largest first, then " if select == "maxflow"
+                         else "")
+                      + f"sps link-disjoint paths with at most k={k} segments, duplicates "
+                        f"skipped, at most {paths} in all"),
+        "select": select,
         "route_rule": "nodes: for a segment with ECMP, the route with the smallest node ids",
         "bw_rule": bw_rule,
         "bw_unit": "Mbit/s",
@@ -425,6 +456,35 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         "plan": "plan.json",
     }
     return PathTable(t.name, entries, the_plan, k, paths, meta)
+
+
+def _maxflow_backups(t: Topology, src: np.ndarray, dst: np.ndarray, k: int,
+                     solver: str) -> List[List[Tuple[List[int], List[int]]]]:
+    """Per pair, the sr-paths the sr max-flow LP over all the pairs puts flow on, largest flow
+    first (ties by waypoints): ``(route node ids, segment endpoint ids)``, the route being the
+    smallest-id shortest path of each segment."""
+    from .maxflow import max_flow
+    from .paths import shortest_paths
+
+    res = max_flow(t, np.stack([src, dst], axis=1), model="sr", k=k, solver=solver)
+    if not res.ok:
+        raise ExportError(f"select maxflow: the sr LP failed ({res.status}: {res.message})")
+    by_pair: Dict[Tuple[int, int], List[Tuple[float, List[int]]]] = {}
+    for path, flow in zip(res.paths, res.flows.tolist()):
+        if flow > 1e-9 and len(path) > 2:  # the direct path is slot 0 already
+            ids = [t.index_of(x) for x in path]
+            by_pair.setdefault((ids[0], ids[-1]), []).append((-flow, ids))
+    out: List[List[Tuple[List[int], List[int]]]] = []
+    for s_, d_ in zip(src.tolist(), dst.tolist()):
+        items = []
+        for _, ids in sorted(by_pair.get((s_, d_), []), key=lambda x: (x[0], x[1])):
+            route = [ids[0]]
+            for a, b in zip(ids[:-1], ids[1:]):  # names: a router may be named like another's id
+                seg = shortest_paths(t, t.names[a], t.names[b], limit=1)[0]
+                route.extend(t.index_of(x) for x in seg[1:])
+            items.append((route, ids[1:]))
+        out.append(items)
+    return out
 
 
 # --------------------------------------------------------------------------- validation
@@ -952,7 +1012,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"tpcstudy: skipped {msg}", file=sys.stderr)
             continue
         table = path_table(t, k=args.k, paths=args.paths, plan=args.plan, pairs=args.pairs,
-                           link_mbps=args.link_mbps)
+                           link_mbps=args.link_mbps, select=args.select)
         out = Path(args.out) / topo.name if many else Path(args.out)
         files = write_paths(table, out, format=formats, variant=args.variant, pin=args.pin,
                             allow_wide_prefix=args.allow_wide_prefix)
@@ -985,6 +1045,9 @@ def register_cli(subparsers: Any, add_topology_options: Any) -> None:
                    help="segment limit of the sps paths (default 4, at most 9)")
     p.add_argument("--paths", type=int, default=DEFAULT_PATHS,
                    help="paths per destination, default path included (default 5, at most 8)")
+    p.add_argument("--select", choices=SELECT_RULES, default="sps",
+                   help="backups after the default path: sps link-disjoint paths (default), or "
+                        "maxflow: the sr-paths the max-flow LP over the pairs uses most, then sps")
     p.add_argument("--plan", metavar="FILE.json",
                    help="addressing plan {loopbacks: {router: addr}, prefixes: {router: "
                         "[prefix]}} (default: hashed fc00::/7 plan; written as plan.json); with "
