@@ -47,16 +47,6 @@ void bind_paths(nb::module_& m) {
               return arr(std::move(d));
           },
           "graph"_a, "source"_a, "IGP distance from source to every node (inf: unreachable).");
-    m.def("distances_to",
-          [](const tpc::Graph& g, int32_t target) {
-              std::vector<double> d;
-              {
-                  nb::gil_scoped_release release;
-                  d = tpc::distances_to(g, target);
-              }
-              return arr(std::move(d));
-          },
-          "graph"_a, "target"_a, "IGP distance from every node to target (inf: unreachable).");
     m.def("dag_arcs",
           [](const tpc::Graph& g, int32_t s, int32_t t) {
               std::vector<int32_t> a;
