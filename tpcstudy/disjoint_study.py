@@ -553,10 +553,11 @@ def format_summary(s: Mapping[str, Any]) -> str:
 def cmd_disjoint(args: argparse.Namespace) -> int:
     from .executors import executor_scope
 
-    if getattr(args, "mirror", None):
-        os.environ["TPCSTUDY_ZOO_MIRROR"] = args.mirror
-    if args.jobs < 1 or args.threads < 1:
-        raise UsageError("--jobs and --threads must be at least 1")
+    from .cli import _apply_mirror
+
+    _apply_mirror(args)
+    if args.threads < 1:  # --jobs is checked with the executor options (make_executor)
+        raise UsageError("--threads must be at least 1")
     if args.max_pairs is not None and args.max_pairs < 1:
         raise UsageError("--max-pairs must be >= 1")
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,

@@ -205,7 +205,7 @@ def make_executor(args: argparse.Namespace) -> Optional[TaskExecutor]:
     """
     kind = getattr(args, "executor", None)
     scheduler = getattr(args, "scheduler", None)
-    jobs = int(getattr(args, "jobs", 1) or 1)
+    jobs = int(getattr(args, "jobs", 1))
     if jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {jobs}")
     if scheduler and kind not in (None, "dask"):
