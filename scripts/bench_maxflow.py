@@ -83,7 +83,7 @@ def bench_kdl_multipath() -> None:
     import tpcstudy.maxflow as mf
 
     t = tpcstudy.prune(tpcstudy.read_topology("zoo/Kdl"))
-    pairs = mf.heavy_pairs(t, 0.10, 0)
+    pairs = tpcstudy.heavy_pairs(t, percent=10, seed=0)
     t0 = time.perf_counter()
     a = mf.max_flow(t, pairs, model="multipath")
     cg = time.perf_counter() - t0

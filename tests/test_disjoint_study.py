@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from tpcstudy.disjoint_study import (COLUMNS, DisjointConfig, failure_view, format_summary,
-                                     pair_ids, parse_k_list, run_disjoint_study, sps_counts,
+                                     parse_k_list, run_disjoint_study, sps_counts,
                                      summarize, topology_rows)
 from tpcstudy.errors import UsageError
+from tpcstudy.pairs import router_pairs as pair_ids
 from tpcstudy.paths import dag_arcs, disjoint_paths_batch, edge_disjoint_paths
 from tpcstudy.readers import read_topology
 from tpcstudy.topology import RawEdge, Topology, build_topology, prune
@@ -388,7 +389,8 @@ def test_cli_three_zoo_topologies(zoo_installed: Path, tmp_path: Path,
 
 def test_max_pairs_samples_reproducibly(zoo_installed):
     """--max-pairs: a seeded uniform sample; the sampled means are those of the sampled pairs."""
-    from tpcstudy.disjoint_study import DisjointConfig, pair_ids, topology_rows
+    from tpcstudy.disjoint_study import DisjointConfig, topology_rows
+    from tpcstudy.pairs import router_pairs as pair_ids
     from tpcstudy.paths import disjoint_path_counts
 
     topo = prune(read_topology(zoo_installed / "Geant2012.gml"))

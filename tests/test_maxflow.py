@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from tpcstudy import prune, read_topology
-from tpcstudy.maxflow import edge_router_pairs, heavy_pairs, max_flow
+from tpcstudy.maxflow import max_flow
+from tpcstudy.pairs import edge_router_pairs, heavy_pairs
 from tpcstudy.paths import segment_ratios
 
 TOL = 1e-6
@@ -153,11 +154,11 @@ def test_heavy_pairs_are_reproducible():
     assert len(allp) == 0  # circulant(12,[1,3]) is 4-regular: no edge routers
     ring = read_topology(nx.cycle_graph(20))
     assert len(edge_router_pairs(ring)) == 380
-    a = heavy_pairs(ring, 0.05, seed=3)
-    assert len(a) == 19 and np.array_equal(a, heavy_pairs(ring, 0.05, seed=3))
-    assert not np.array_equal(a, heavy_pairs(ring, 0.05, seed=4))
-    assert len(heavy_pairs(ring, 0.001, seed=0)) == 1
-    assert math.ceil(0.01 * 380) == len(heavy_pairs(ring, 0.01, 0))
+    a = heavy_pairs(ring, fraction=0.05, seed=3)
+    assert len(a) == 19 and np.array_equal(a, heavy_pairs(ring, fraction=0.05, seed=3))
+    assert not np.array_equal(a, heavy_pairs(ring, fraction=0.05, seed=4))
+    assert len(heavy_pairs(ring, fraction=0.001, seed=0)) == 1
+    assert math.ceil(0.01 * 380) == len(heavy_pairs(ring, percent=1, seed=0))
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -18,7 +18,8 @@ from .topology import Topology, prune
 from .readers import read_demands, read_topologies, read_topology
 from .paths import (DisjointPathBatch, SrPath, ecmp_ratios, edge_disjoint_paths, shortest_paths,
                     sr_path)
-from .maxflow import MaxFlowResult, heavy_pairs, max_flow
+from .maxflow import MaxFlowResult, max_flow
+from .pairs import heavy_pairs
 from .addressing import AddressPlan, default_plan, read_plan
 from .export import Entry, PathRecord, PathTable, path_table, write_paths
 

@@ -31,7 +31,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Union
 
-from .errors import TpcStudyError
+from .errors import PlanError
 from .topology import Topology
 
 __all__ = ["AddressPlan", "PlanError", "default_plan", "read_plan", "plan_from_dict",
@@ -43,15 +43,6 @@ LOOPBACK_BLOCK = 0xFC00
 PREFIX_BLOCK = 0xFD00
 
 _PLAN_KEYS = {"loopbacks", "prefixes", "topology", "rule", "comment"}
-
-
-class PlanError(TpcStudyError, ValueError):
-    """An addressing plan that cannot be used; the message names the file and the bad value."""
-
-    def __init__(self, where: str, what: str) -> None:
-        self.where = str(where)
-        self.what = what
-        super().__init__(f"{self.where}: {what}")
 
 
 @dataclasses.dataclass

@@ -9,7 +9,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence
 
 from .errors import TpcStudyError
-from .topology import CAPACITY_RULES, WEIGHT_RULES
+from .rules import CAPACITY_RULES, WEIGHT_RULES
 
 
 def _add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = True) -> None:

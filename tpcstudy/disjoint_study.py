@@ -55,15 +55,14 @@ from typing import Any, Dict, IO, Iterable, List, Mapping, Optional, Sequence, T
 import numpy as np
 
 from .errors import UsageError
-from .export import DEFAULT_K, DEFAULT_PATHS
-from .maxflow import edge_router_pairs, sample_indices
 from .io import atomic_open
-from .paths import DisjointPathBatch, disjoint_paths_batch
+from .pairs import router_pairs, sample_indices
+from .paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, disjoint_paths_batch
 from .runner import STATUS, ERROR, ResultStore, Task, read_results, run_tasks, write_meta
 from .topology import Topology, prune
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "SEED_FIGURES", "DisjointConfig",
-           "parse_k_list", "pair_ids", "sps_counts", "failure_view", "topology_rows",
+           "parse_k_list", "sps_counts", "failure_view", "topology_rows",
            "disjoint_task", "make_tasks", "run_disjoint_study", "read_results", "summarize", "format_summary",
            "register_cli"]
 
@@ -146,14 +145,6 @@ def parse_k_list(text: str) -> Tuple[int, ...]:
     if not out or min(out) < 1:
         raise UsageError(f"--k {text!r}: segment limits must be integers >= 1")
     return tuple(sorted(out))
-
-
-def pair_ids(topo: Topology, mode: str = "edge") -> Tuple[np.ndarray, np.ndarray]:
-    """Ordered pairs of distinct edge routers (``"edge"``) or routers (``"all"``), in id order."""
-    if mode not in ("edge", "all"):
-        raise UsageError(f"unknown pairs mode {mode!r}; choose edge or all")
-    pairs = edge_router_pairs(topo, None if mode == "edge" else np.arange(topo.num_nodes))
-    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
 # --------------------------------------------------------------------------- computation
@@ -288,7 +279,7 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
         The ``topology`` value of the rows (default ``topo.name``).
     """
     name = name or topo.name
-    s, t = pair_ids(topo, config.pairs)
+    s, t = router_pairs(topo, config.pairs)
     if config.max_pairs is not None and len(s) > config.max_pairs:
         pick = sample_indices(len(s), config.max_pairs, config.seed)
         s, t = s[pick], t[pick]

@@ -1,13 +1,31 @@
-"""The project's own exceptions: each message names the bad file, line and value."""
+"""Every exception tpcstudy raises on purpose; each message names the bad file, line and value.
+
+The command line maps them to exit codes (``exit_code``): 2 for a usage error (an argument or
+option that does not make sense), 1 for everything that fails at run time (a file that cannot be
+read or parsed, data that cannot be fetched, an LP solver that fails, a table the agent cannot
+use).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional, Union
 
+__all__ = ["TpcStudyError", "UsageError", "TopologyFormatError", "DataError", "ZooDataError",
+           "RepetitaDataError", "PlanError", "ExportError", "SolverError"]
+
 
 class TpcStudyError(Exception):
     """Base class of every error tpcstudy raises on purpose."""
+
+    #: Exit status of the ``tpcstudy`` command when this error stops it.
+    exit_code = 1
+
+
+class UsageError(TpcStudyError, ValueError):
+    """An argument value that does not make sense (unknown node, bad option)."""
+
+    exit_code = 2
 
 
 class TopologyFormatError(TpcStudyError, ValueError):
@@ -31,9 +49,30 @@ class TopologyFormatError(TpcStudyError, ValueError):
         super().__init__(f"{where}: {what}")
 
 
-class ZooDataError(TpcStudyError):
+class DataError(TpcStudyError):
+    """A data set (Topology Zoo, REPETITA) that is missing, corrupted or cannot be fetched."""
+
+
+class ZooDataError(DataError):
     """The Topology Zoo files are missing, corrupted or cannot be fetched."""
 
 
-class UsageError(TpcStudyError, ValueError):
-    """An argument value that does not make sense (unknown node, bad option)."""
+class RepetitaDataError(DataError):
+    """The REPETITA files are missing, corrupted or cannot be fetched."""
+
+
+class PlanError(TpcStudyError, ValueError):
+    """An addressing plan that cannot be used; the message names the file and the bad value."""
+
+    def __init__(self, where: str, what: str) -> None:
+        self.where = str(where)
+        self.what = what
+        super().__init__(f"{self.where}: {what}")
+
+
+class ExportError(TpcStudyError, ValueError):
+    """A path table the agent cannot use (too many paths or segments, a wide prefix, ...)."""
+
+
+class SolverError(TpcStudyError, RuntimeError):
+    """An LP solver that failed at run time (could not build or write a model, crashed)."""

@@ -58,9 +58,10 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .addressing import AddressPlan, PlanError, default_plan, plan_from_dict, read_plan
-from .errors import TpcStudyError, UsageError
+from .addressing import AddressPlan, default_plan, plan_from_dict, read_plan
+from .errors import ExportError, PlanError, UsageError
 from .io import atomic_write_bytes, json_text
+from .paths import DEFAULT_K, DEFAULT_PATHS
 from .topology import Topology, prune
 
 __all__ = [
@@ -75,9 +76,6 @@ PathLike = Union[str, "os.PathLike[str]"]
 # --------------------------------------------------------------------------- the agent's layout
 #: Path slots per destination (tpc-srh-map.md §2).
 MAX_PATHS = 8
-#: Defaults of the exported path sets: sps with at most DEFAULT_K segments, DEFAULT_PATHS paths.
-DEFAULT_K = 4
-DEFAULT_PATHS = 5
 #: Address slots per SRH; slot 0 is reserved for the kernel, so a path has at most 9 segments.
 SRH_ADDRESSES = 10
 MAX_SEGMENTS = SRH_ADDRESSES - 1
@@ -125,10 +123,6 @@ FORMATS = ("json", "bpf", "ovsdb")
 
 #: Multiply a capacity in ``topo.meta["capacity_unit"]`` by this to get Mbit/s.
 _UNIT_TO_MBPS = {"bit/s": 1e-6, "kbit/s": 1e-3, "Mbit/s": 1.0, "Gbit/s": 1e3}
-
-
-class ExportError(TpcStudyError, ValueError):
-    """A path table the agent cannot use (too many paths or segments, a wide prefix, ...)."""
 
 
 def _variant(name: str) -> Variant:

@@ -28,7 +28,7 @@ from .errors import UsageError
 from .lp import LPResult, make_model
 from .topology import Topology
 
-__all__ = ["MODELS", "MaxFlowResult", "max_flow", "heavy_pairs", "edge_router_pairs"]
+__all__ = ["MODELS", "PRICE_TOL", "MaxFlowResult", "max_flow"]
 
 MODELS = ("ecmp", "multipath", "sr", "mcf")
 #: Reduced-cost tolerance of the column generation: a column enters iff its price < 1 - PRICE_TOL.
@@ -92,38 +92,6 @@ class MaxFlowResult:
 
 
 # --------------------------------------------------------------------------- pairs
-def edge_router_pairs(topo: Topology, routers: Optional[np.ndarray] = None) -> np.ndarray:
-    """All ordered pairs of distinct edge routers (or of ``routers``, ids) as an ``(n, 2)``
-    int32 array, sorted."""
-    e = topo.edge_router_ids if routers is None else np.asarray(routers, dtype=np.int32)
-    s, t = np.meshgrid(e, e, indexing="ij")
-    mask = s != t
-    return np.stack([s[mask], t[mask]], axis=1).astype(np.int32)
-
-
-def heavy_pairs(topo: Topology, fraction: float, seed: int) -> np.ndarray:
-    """A uniformly random sample of ``ceil(fraction * #pairs)`` edge-router pairs (at least one).
-
-    Deterministic for (topology, fraction, seed): the generator is seeded with ``seed`` and the
-    sample is returned sorted. Empty when the topology has fewer than two edge routers.
-    """
-    if not 0 < fraction <= 1:
-        raise UsageError(f"heavy-hitter fraction {fraction!r} must be in (0, 1]")
-    pairs = edge_router_pairs(topo)
-    if len(pairs) == 0:
-        return pairs
-    return pairs[sample_indices(len(pairs), max(1, math.ceil(fraction * len(pairs) - 1e-9)), seed)]
-
-
-def sample_indices(total: int, count: int, seed: int) -> np.ndarray:
-    """``count`` distinct indices out of ``range(total)``, uniformly at random, sorted.
-
-    The one sampling rule of the studies (heavy-hitter pairs, ``disjoint --max-pairs``):
-    ``numpy.random.default_rng(seed).choice(total, count, replace=False)``, sorted.
-    """
-    return np.sort(np.random.default_rng(seed).choice(total, size=count, replace=False))
-
-
 def _pair_ids(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]]) -> Tuple[np.ndarray, np.ndarray]:
     if isinstance(pairs, np.ndarray) and pairs.dtype.kind in "iu":
         arr = pairs.reshape(-1, 2).astype(np.int32)

@@ -75,7 +75,8 @@ def _lp_file(base: Optional[str], topo: str, heavy: float, seed: int, model: str
 
 def run_topology(task: Any) -> List[Dict[str, Any]]:
     """The rows of one topology (module-level so worker processes can import it)."""
-    from .maxflow import heavy_pairs, max_flow
+    from .maxflow import max_flow
+    from .pairs import heavy_pairs
     from .readers import read_demands, read_topology
     from .topology import prune
 
@@ -94,7 +95,7 @@ def run_topology(task: Any) -> List[Dict[str, Any]]:
             topo = prune(topo)
         for heavy in a["heavy"]:
             for seed in a["seeds"]:
-                draws.append((heavy, seed, heavy_pairs(topo, heavy / 100.0, seed), None))
+                draws.append((heavy, seed, heavy_pairs(topo, percent=heavy, seed=seed), None))
     base = {"topology": topo.name, "nodes": topo.num_nodes, "links": topo.num_links,
             "edge_routers": len(topo.edge_routers)}
     rows: List[Dict[str, Any]] = []

@@ -29,11 +29,17 @@ from .errors import UsageError
 from .topology import Topology
 
 __all__ = [
-    "SrPath", "DisjointPathBatch", "DISJOINT_METHODS",
+    "SrPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS",
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
-    "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
+    "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
 ]
+
+#: Defaults of the exported path sets (the TPC path tables and the disjoint study's failure
+#: view, docs/method.md §6): sps paths with at most DEFAULT_K segments, at most DEFAULT_PATHS
+#: paths per pair, slot 0 (the IGP shortest path) included.
+DEFAULT_K = 4
+DEFAULT_PATHS = 5
 
 #: Link-disjoint path methods (study-method.md §5) and their core codes.
 DISJOINT_METHODS = {"max": 0, "greedy": 1, "sps": 2}

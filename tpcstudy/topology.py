@@ -1,4 +1,4 @@
-"""The :class:`Topology`: routers, links, capacities and IGP weights (study-method.md §1-2).
+"""The :class:`Topology`: routers, links, capacities and IGP weights (docs/method.md §1-2).
 
 A topology is an undirected graph whose parallel links are already collapsed: link ``i`` joins
 ``link_u[i] < link_v[i]`` and becomes two directed arcs, ``2 i`` (u to v) and ``2 i + 1`` (v to u).
@@ -15,18 +15,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
-from .errors import UsageError
+from .errors import TopologyFormatError, UsageError
+from .rules import arc_weights, check_rules, fill_delays, raw_capacities
 
-__all__ = ["Topology", "RawEdge", "build_topology", "prune", "CAPACITY_RULES", "WEIGHT_RULES"]
-
-CAPACITY_RULES = ("uniform", "zoo", "file")
-WEIGHT_RULES = ("hop", "inverse-capacity", "distance", "file")
-
-#: Speed of light in fibre, km per ms (about 2/3 of c), used to turn distances into delays.
-FIBRE_KM_PER_MS = 200.0
-#: Capacity given to Zoo links without LinkSpeedRaw when the topology has no known speed at all.
-DEFAULT_ZOO_SPEED = 1e9
-EARTH_RADIUS_KM = 6371.0088
+__all__ = ["Topology", "RawEdge", "build_topology", "prune"]
 
 
 @dataclasses.dataclass
@@ -140,7 +132,7 @@ class Topology:
 
     @property
     def edge_routers(self) -> List[str]:
-        """Routers with exactly two neighbours (study-method.md §2), in id order."""
+        """Routers with exactly two neighbours (docs/method.md §2), in id order."""
         return [self._nodes[i] for i in np.flatnonzero(self.degree == 2).tolist()]
 
     @property
@@ -230,14 +222,6 @@ def _plain(v: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- building
-def great_circle_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """Haversine distance in km."""
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(h)))
-
-
 def build_topology(
     name: str,
     nodes: Sequence[str],
@@ -253,47 +237,25 @@ def build_topology(
 ) -> Topology:
     """Collapse raw edges into a :class:`Topology`, applying the capacity and weight rules.
 
-    Rules (study-method.md §1, each recorded in ``topo.meta``):
-
-    - capacity ``uniform``: 1.0 per raw link (parallel links add up); ``zoo``/``file``: the file's
-      speed, links without one get the median known speed of the topology, else 1 Gbit/s.
-    - weight ``hop``: 1; ``inverse-capacity``: (largest link capacity) / capacity;
-      ``distance``: great-circle km, or hop for every link when some router of a link lacks
-      coordinates; ``file``: the file's weights.
-
-    Parallel links: capacities add up, the IGP weight is the smallest (what the IGP uses), the
-    delay the smallest, the multiplicity counts them. Self-loops are dropped.
+    The rules are those of :mod:`tpcstudy.rules` (docs/method.md §1), each recorded in
+    ``topo.meta``. Parallel links: capacities add up, the IGP weight is the smallest (what the
+    IGP uses), the delay the smallest, the multiplicity counts them. Self-loops are dropped.
     """
-    from .errors import TopologyFormatError
-
-    if capacity not in CAPACITY_RULES:
-        raise UsageError(f"unknown capacity rule {capacity!r}; choose from {', '.join(CAPACITY_RULES)}")
-    if weight not in WEIGHT_RULES:
-        raise UsageError(f"unknown weight rule {weight!r}; choose from {', '.join(WEIGHT_RULES)}")
+    check_rules(capacity, weight)
     n = len(nodes)
     lat = np.full(n, np.nan) if latitude is None else np.asarray(latitude, dtype=np.float64)
     lon = np.full(n, np.nan) if longitude is None else np.asarray(longitude, dtype=np.float64)
     edges = [e for e in edges if e.u != e.v]
-    self_loops_dropped = None  # counted by readers when they care
     meta = dict(meta or {})
     meta.setdefault("source", source)
 
     # ---- capacity per raw edge
     speeds = np.array([e.speed for e in edges], dtype=np.float64)
     known = ~np.isnan(speeds)
+    cap, meta["capacity_rule"] = raw_capacities(speeds, capacity)
     if capacity == "uniform":
-        cap = np.ones(len(edges))
-        meta["capacity_rule"] = "uniform: 1.0 per link"
         meta["capacity_unit"] = "link"
     else:
-        if known.any():
-            fill = float(np.median(speeds[known]))
-            fill_rule = "median known speed"
-        else:
-            fill, fill_rule = DEFAULT_ZOO_SPEED, "1 Gbit/s"
-        cap = np.where(known, speeds, fill)
-        meta["capacity_rule"] = (f"{capacity}: file speeds; {int((~known).sum())} of {len(edges)} "
-                                 f"raw links filled with {fill_rule} ({fill:g})")
         meta.setdefault("capacity_unit", "bit/s")
     if np.any(cap <= 0) or not np.all(np.isfinite(cap)):
         bad = int(np.flatnonzero(~(cap > 0) | ~np.isfinite(cap))[0])
@@ -334,52 +296,17 @@ def build_topology(
             known_links += 1
     meta["capacity_known_links"] = known_links  # links whose file gives a speed, whatever the rule
 
-    # ---- IGP weight per arc
-    if weight == "hop":
-        w = np.ones(2 * m)
-        meta["weight_rule"] = "hop: 1 per link"
-    elif weight == "inverse-capacity":
-        ref = float(arc_cap.max()) if m else 1.0
-        w = ref / arc_cap
-        meta["weight_rule"] = f"inverse-capacity: {ref:g} / capacity"
-    elif weight == "distance":
-        ok = ~(np.isnan(lat[link_u]) | np.isnan(lon[link_u]) | np.isnan(lat[link_v]) | np.isnan(lon[link_v]))
-        if m and ok.all():
-            km = np.array([great_circle_km(lat[u], lon[u], lat[v], lon[v])
-                           for u, v in zip(link_u.tolist(), link_v.tolist())])
-            km = np.maximum(km, 1e-3)  # co-located routers: a tiny positive weight
-            w = np.repeat(km, 2)
-            meta["weight_rule"] = "distance: great-circle km"
-        else:
-            w = np.ones(2 * m)
-            meta["weight_rule"] = (f"distance unavailable ({int((~ok).sum())} links lack "
-                                   f"coordinates): hop")
-    else:  # file
-        if m and np.isnan(file_w).all():
-            raise TopologyFormatError(source, None, "weight 'file' asked for, but the file gives no "
-                                      "IGP weights (use hop, inverse-capacity or distance)")
-        missing = np.isnan(file_w)
-        w = np.where(missing, 1.0, file_w)
-        meta["weight_rule"] = "file: the file's IGP weights" + (
-            f" ({int(missing.sum())} arcs without one: 1)" if missing.any() else "")
-        if np.any(w <= 0):
-            bad = int(np.flatnonzero(w <= 0)[0]) // 2
-            raise TopologyFormatError(source, None, f"link {nodes[link_u[bad]]} - "
-                                      f"{nodes[link_v[bad]]} has IGP weight <= 0")
-
-    # ---- delay fallback: great-circle distance over the speed of light in fibre
-    for li in np.flatnonzero(np.isnan(delay)).tolist():
-        u, v = int(link_u[li]), int(link_v[li])
-        if not (math.isnan(lat[u]) or math.isnan(lat[v]) or math.isnan(lon[u]) or math.isnan(lon[v])):
-            delay[li] = great_circle_km(lat[u], lon[u], lat[v], lon[v]) / FIBRE_KM_PER_MS
-    del self_loops_dropped
+    # ---- IGP weight per arc, then the delay fallback
+    w, meta["weight_rule"] = arc_weights(weight, arc_cap, file_w, link_u, link_v, lat, lon, nodes,
+                                         source)
+    fill_delays(delay, link_u, link_v, lat, lon)
     return Topology(name, nodes, link_u, link_v, arc_cap, w, multiplicity=mult, delay=delay,
                     latitude=lat, longitude=lon, internal=internal, meta=meta)
 
 
 # --------------------------------------------------------------------------- pruning
 def prune(topo: Topology) -> Topology:
-    """Keep the 2-core, then its largest connected component (study-method.md §2).
+    """Keep the 2-core, then its largest connected component (docs/method.md §2).
 
     Ties between equally large components go to the one holding the smallest router id.
     """
