@@ -34,7 +34,7 @@ def bench_repetita(folder: Path, skip_slow: bool) -> None:
     import tpcstudy.maxflow as mf
     from tpcstudy import read_topology
     from tpcstudy.lp import make_model
-    from tpcstudy.readers import read_demands
+    from tpcstudy.io import read_demands
 
     t = read_topology(folder / "Cogentco.graph", capacity="file", weight="file")
     dem = read_demands(folder / "Cogentco.0000.demands", t)

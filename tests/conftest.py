@@ -38,14 +38,14 @@ def repetita() -> Path:
 @pytest.fixture(scope="session")
 def zoo_installed(tmp_path_factory: pytest.TempPathFactory, zoo_mirror: Path) -> Path:
     """The Zoo installed from the local mirror into a private data folder, for the whole session."""
-    from tpcstudy import zoo
+    from tpcstudy.io import ZOO
 
     data = tmp_path_factory.mktemp("tpcdata")
     old = {k: os.environ.get(k) for k in ("TPCSTUDY_DATA", "TPCSTUDY_ZOO_MIRROR")}
     os.environ["TPCSTUDY_DATA"] = str(data)
     os.environ["TPCSTUDY_ZOO_MIRROR"] = str(zoo_mirror)
-    zoo.fetch()
-    yield zoo.zoo_dir()
+    ZOO.fetch()
+    yield ZOO.folder
     for k, v in old.items():
         if v is None:
             os.environ.pop(k, None)

@@ -19,7 +19,7 @@ from tpcstudy.disjoint_study import (COLUMNS, DisjointConfig, failure_view, form
 from tpcstudy.errors import UsageError
 from tpcstudy.pairs import router_pairs as pair_ids
 from tpcstudy.paths import dag_arcs, disjoint_paths_batch, edge_disjoint_paths
-from tpcstudy.readers import read_topology
+from tpcstudy.io import read_topology
 from tpcstudy.topology import RawEdge, Topology, build_topology, prune
 
 # A ring 0-1-2-3-4-5-0 with the chord 0-3 (hop weights): two squares 0-1-2-3 and 0-5-4-3 sharing

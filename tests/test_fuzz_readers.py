@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tpcstudy import Topology, TpcStudyError, read_topology
-from tpcstudy.readers import read_demands
+from tpcstudy.io import read_demands
 
 GML = b"""graph [
   node [ id 0 label "a" Latitude 1.5 Longitude 2 Internal 1 ]

@@ -10,7 +10,7 @@ import pytest
 
 import tpcstudy
 from tpcstudy import TopologyFormatError, prune, read_topology
-from tpcstudy.readers import read_demands, topology_files
+from tpcstudy.io import read_demands, topology_files
 
 
 def _gml(tmp_path, body: str, name: str = "t.gml"):
@@ -256,6 +256,6 @@ def test_zoo_speeds_and_coverage(zoo_installed):
     t = read_topology("zoo/Amres", capacity="zoo")
     assert t.capacity_coverage() == 1.0 and "0 of" in t.meta["capacity_rule"]
     assert read_topology("zoo/Abilene", capacity="zoo").capacity_coverage() == 0.0
-    cov = [read_topology(p).capacity_coverage() for p in tpcstudy.readers.topology_files("zoo")]
+    cov = [read_topology(p).capacity_coverage() for p in tpcstudy.io.topology_files("zoo")]
     assert sum(c == 1.0 for c in cov) == 29 and sum(0 < c < 1 for c in cov) == 82
     assert not any(math.isnan(c) for c in cov)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tpcstudy import ZooDataError, UsageError, zoo
+from tpcstudy import UsageError, ZooDataError
+from tpcstudy.io import ZOO as zoo
+from tpcstudy.io.datasets import ZOO_URL
 
 
 @pytest.fixture()
@@ -57,18 +59,18 @@ def test_fetch_from_local_folder(data_dir, zoo_mirror):
     target = zoo.fetch(str(zoo_mirror))
     assert zoo.installed() and target == data_dir / "topologyzoo"
     assert len(list(target.glob("*.gml"))) == 261
-    assert zoo.resolve("zoo/Abilene") == [target / "Abilene.gml"]
-    assert zoo.resolve("zoo/abilene.gml") == [target / "Abilene.gml"]
+    assert zoo.resolve("Abilene") == [target / "Abilene.gml"]
+    assert zoo.resolve("abilene.gml") == [target / "Abilene.gml"]
     with pytest.raises(UsageError, match="did you mean zoo/Abilene"):
-        zoo.resolve("zoo/Abilen")
+        zoo.resolve("Abilen")
 
 
 def test_fetch_over_http_folder_and_archive(data_dir, http_mirror):
     root, url = http_mirror
     zoo.fetch(url + "/gml/")
-    assert len(list(zoo.zoo_dir().glob("*.gml"))) == 261
+    assert len(list(zoo.folder.glob("*.gml"))) == 261
     zoo.fetch(url + "/gml.tar.gz", force=True)
-    assert len(list(zoo.zoo_dir().glob("*.gml"))) == 261
+    assert len(list(zoo.folder.glob("*.gml"))) == 261
 
 
 def test_corrupted_file_over_http_installs_nothing(data_dir, http_mirror):
@@ -77,7 +79,7 @@ def test_corrupted_file_over_http_installs_nothing(data_dir, http_mirror):
     bad.write_bytes(bad.read_bytes().replace(b"Chicago", b"Chicagx"))
     with pytest.raises(ZooDataError, match="Abilene.gml has SHA256 .* nothing installed"):
         zoo.fetch(url + "/gml/")
-    assert not zoo.installed() and not zoo.zoo_dir().exists()
+    assert not zoo.installed() and not zoo.folder.exists()
     assert not data_dir.exists() or not any(p.name.startswith(".topologyzoo") for p in data_dir.iterdir())
 
 
@@ -87,7 +89,7 @@ def test_corrupted_fetch_keeps_a_previous_good_install(data_dir, http_mirror, zo
     (root / "gml" / "Kdl.gml").write_bytes(b"graph [ ]")
     with pytest.raises(ZooDataError, match="Kdl.gml"):
         zoo.fetch(url + "/gml/", force=True)
-    assert zoo.installed() and (zoo.zoo_dir() / "Kdl.gml").read_bytes() == (zoo_mirror / "Kdl.gml").read_bytes()
+    assert zoo.installed() and (zoo.folder / "Kdl.gml").read_bytes() == (zoo_mirror / "Kdl.gml").read_bytes()
 
 
 def test_missing_file_in_mirror(data_dir, tmp_path, zoo_mirror):
@@ -95,7 +97,7 @@ def test_missing_file_in_mirror(data_dir, tmp_path, zoo_mirror):
     partial.mkdir()
     for name in list(zoo.manifest())[:10]:
         shutil.copy(zoo_mirror / name, partial / name)
-    with pytest.raises(ZooDataError, match="251 of 261 Zoo files missing"):
+    with pytest.raises(ZooDataError, match="251 of 261 Topology Zoo files missing"):
         zoo.fetch(str(partial))
     assert not zoo.installed()
 
@@ -105,7 +107,7 @@ def test_no_network_no_mirror_says_how(data_dir, monkeypatch):
     with pytest.raises(ZooDataError) as info:
         zoo.ensure_installed()
     msg = str(info.value)
-    assert "tpcstudy zoo fetch --mirror DIR" in msg and zoo.ZOO_URL in msg
+    assert "tpcstudy data fetch zoo --mirror DIR" in msg and ZOO_URL in msg
 
 
 def test_cli_zoo_first_use_fetches_from_env_mirror(data_dir, zoo_mirror, tmp_path):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .errors import TopologyFormatError, TpcStudyError, UsageError, ZooDataError
 from .topology import Topology, prune
-from .readers import read_demands, read_topologies, read_topology
+from .io import read_demands, read_topologies, read_topology
 from .paths import (DisjointPathBatch, SrPath, ecmp_ratios, edge_disjoint_paths, shortest_paths,
                     sr_path)
 from .maxflow import MaxFlowResult, max_flow

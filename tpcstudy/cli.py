@@ -44,7 +44,7 @@ def _progress(iterable: Any, total: Optional[int], desc: str, enabled: bool) -> 
 # --------------------------------------------------------------------------- topo
 def cmd_topo_stats(args: argparse.Namespace) -> int:
     from .io import json_text, write_csv
-    from .readers import read_topology, topology_files
+    from .io import read_topology, topology_files
     from .stats import STATS_COLUMNS, format_summary, summarize, topology_stats
 
     _apply_mirror(args)
@@ -80,25 +80,25 @@ def cmd_topo_stats(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- zoo
 def cmd_zoo_fetch(args: argparse.Namespace) -> int:
-    from . import zoo
+    from .io import ZOO
 
-    target = zoo.fetch(args.mirror, force=args.force, quiet=False)
+    target = ZOO.fetch(args.mirror, force=args.force, quiet=False)
     if not args.force and args.mirror is None:
-        print(f"Topology Zoo ready in {target} ({len(zoo.manifest())} files)")
+        print(f"Topology Zoo ready in {target} ({len(ZOO.manifest())} files)")
     return 0
 
 
 def cmd_zoo_path(args: argparse.Namespace) -> int:
-    from . import zoo
+    from .io import ZOO
 
-    print(zoo.zoo_dir())
-    return 0 if zoo.installed() else 1
+    print(ZOO.folder)
+    return 0 if ZOO.installed() else 1
 
 
 def cmd_zoo_list(args: argparse.Namespace) -> int:
-    from . import zoo
+    from .io import ZOO
 
-    for name in zoo.manifest():
+    for name in ZOO.manifest():
         print(name[:-4])
     return 0
 

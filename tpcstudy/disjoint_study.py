@@ -344,7 +344,7 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
     paths are written first to ``paths_dir/<task id>.jsonl`` (atomically), then the rows are
     returned, so a stored task always has its paths file.
     """
-    from .readers import read_topology
+    from .io import read_topology
 
     path, config = task.args
     name = task.key["topology"]
@@ -405,7 +405,7 @@ def run_disjoint_study(topo_spec: str, out_dir: os.PathLike, config: DisjointCon
     """
     from dataclasses import replace
 
-    from .readers import topology_files
+    from .io import topology_files
 
     out = Path(out_dir)
     files = topology_files(topo_spec)

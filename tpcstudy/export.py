@@ -982,7 +982,7 @@ def format_inspect(result: Dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- CLI
 def cmd_export(args: argparse.Namespace) -> int:
     from .cli import _apply_mirror
-    from .readers import read_topologies
+    from .io import read_topologies
 
     if args.inspect:
         res = inspect(args.inspect, plan=args.plan)

@@ -77,7 +77,7 @@ def run_topology(task: Any) -> List[Dict[str, Any]]:
     """The rows of one topology (module-level so worker processes can import it)."""
     from .maxflow import max_flow
     from .pairs import heavy_pairs
-    from .readers import read_demands, read_topology
+    from .io import read_demands, read_topology
     from .topology import prune
 
     a = task.args
@@ -193,7 +193,7 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     from .executors import executor_scope
     from .lp import SOLVERS
     from .maxflow import MODELS
-    from .readers import topology_files
+    from .io import topology_files
     from .disjoint_study import parse_k_list
     from .runner import ResultStore, Task, read_results, run_tasks, write_meta
 

@@ -228,7 +228,7 @@ def topo_stats(spec: Union[str, Sequence[str]], *, capacity: str = "uniform",
                weight: str = "hop") -> Results:
     """Topology statistics (``tpcstudy topo stats`` records, with ``degree_histogram``) computed
     now for a ``--topo`` spec or a list of specs (e.g. ``["zoo/Abilene", "zoo/Geant2012"]``)."""
-    from .readers import read_topology, topology_files
+    from .io import read_topology, topology_files
     from .stats import topology_stats
 
     specs = [spec] if isinstance(spec, (str, Path)) else list(spec)
@@ -249,7 +249,7 @@ def collect_topologies(specs: Union[str, Sequence[str]], folder: Union[str, Path
     import os
     import shutil
 
-    from .readers import topology_files
+    from .io import topology_files
 
     if isinstance(specs, (str, Path)):
         return str(specs)
@@ -270,7 +270,7 @@ def collect_topologies(specs: Union[str, Sequence[str]], folder: Union[str, Path
 def _fill_degree_histograms(records: List[Dict[str, Any]]) -> int:
     """Add ``degree_histogram`` to CSV records (the CSV has none) by re-reading their source
     files when they still exist; returns how many records still lack one."""
-    from .readers import read_topology
+    from .io import read_topology
     from .topology import prune
 
     missing = 0

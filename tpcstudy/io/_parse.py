@@ -1,0 +1,69 @@
+"""Text helpers shared by the topology readers: decoding, numbers, unique router names.
+
+Every problem is a :class:`~tpcstudy.errors.TopologyFormatError` naming the file, line and value.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from ..errors import TopologyFormatError
+
+__all__ = ["read_text", "number", "integer", "unique_names", "opt_float"]
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TopologyFormatError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TopologyFormatError(path, line, f"byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                                  "is not UTF-8 text") from None
+
+
+def number(text: str, path: Path, line: int, what: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise TopologyFormatError(path, line, f"{what} {text!r} is not a number") from None
+    if math.isnan(x) or math.isinf(x):
+        raise TopologyFormatError(path, line, f"{what} {text!r} is not a finite number")
+    return x
+
+
+def integer(text: str, path: Path, line: int, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise TopologyFormatError(path, line, f"{what} {text!r} is not an integer") from None
+
+
+def unique_names(labels: List[Optional[str]], ids: List[Any]) -> List[str]:
+    """Labels as names; a repeated or missing label becomes ``label#id`` so names stay unique."""
+    count: Dict[str, int] = {}
+    for x in labels:
+        if x is not None:
+            count[x] = count.get(x, 0) + 1
+    names = [x if x is not None and count[x] == 1 else f"{x if x is not None else 'node'}#{i}"
+             for x, i in zip(labels, ids)]
+    seen: Dict[str, int] = {}
+    out = []
+    for x in names:  # a label may itself look like "a#3": make sure
+        k = seen.get(x, 0)
+        seen[x] = k + 1
+        out.append(x if k == 0 else f"{x}~{k}")
+    return out
+
+
+def opt_float(v: Any) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return x if math.isfinite(x) else math.nan

@@ -1,0 +1,38 @@
+"""networkx graphs in: edge attributes ``capacity`` (or ``LinkSpeedRaw``), ``weight``, ``delay``
+and node attributes ``Latitude``/``Longitude`` are used when the rules ask for them."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..errors import TopologyFormatError
+from ..topology import RawEdge, Topology, build_topology
+from ._parse import opt_float
+
+__all__ = ["from_networkx"]
+
+
+def from_networkx(g: Any, capacity: str, weight: str, name: Optional[str]) -> Topology:
+    """A networkx graph (any of Graph, DiGraph, MultiGraph, MultiDiGraph) as a Topology."""
+    where = f"networkx graph {name or g.graph.get('name') or ''}".strip()
+    if g.number_of_nodes() == 0:
+        raise TopologyFormatError(where, None, "the graph has no nodes")
+    nodes = list(g.nodes())
+    index = {x: i for i, x in enumerate(nodes)}
+    directed = g.is_directed()
+    raw = []
+    it = g.edges(keys=False, data=True) if g.is_multigraph() else g.edges(data=True)
+    for u, v, d in it:
+        sp = opt_float(d.get("capacity", d.get("LinkSpeedRaw")))
+        w = opt_float(d.get("weight"))
+        raw.append(RawEdge(index[u], index[v], speed=sp, weight=w, delay=opt_float(d.get("delay")),
+                           directed=directed))
+    lat = [opt_float(g.nodes[x].get("Latitude", g.nodes[x].get("latitude"))) for x in nodes]
+    lon = [opt_float(g.nodes[x].get("Longitude", g.nodes[x].get("longitude"))) for x in nodes]
+    names = [str(x) for x in nodes]
+    if len(set(names)) != len(names):
+        raise TopologyFormatError(where, None, "node names collide once turned into strings")
+    meta = {"format": "networkx", "raw_links": len(raw)}
+    return build_topology(name or str(g.graph.get("name") or "networkx"), names, raw,
+                          capacity="file" if capacity == "zoo" else capacity, weight=weight,
+                          latitude=lat, longitude=lon, meta=meta, source=where)
