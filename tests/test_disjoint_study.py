@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import shutil
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple

@@ -19,6 +19,11 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:  # run as a script (the battery's child process): find helpers.py
+    sys.path.insert(0, HERE)
+
+from helpers import cg_instance, column_generation  # noqa: E402
+
 SOLVERS = ["highs", "glop", "pdlp", "pulp"]
 # PDLP is first-order: objective within 1e-6 relative (tolerance 1e-10 gives ~1e-9), duals looser.
 DUAL_TOL = {"highs": 1e-7, "glop": 1e-7, "pdlp": 1e-5, "pulp": 1e-6}
@@ -102,8 +107,8 @@ def _run_battery(solver: str) -> Dict[str, Any]:
     r = empty.solve()
     res["rows_only"] = [r.status, r.objective, r.duals.tolist()]
 
-    inst = lp.cg_instance(30, pair_fraction=0.2, seed=3)
-    res["cg"] = lp.column_generation(inst, lp.make_model(solver))
+    inst = cg_instance(30, pair_fraction=0.2, seed=3)
+    res["cg"] = column_generation(inst, lp.make_model(solver))
     with tempfile.TemporaryDirectory() as tmp:
         model = lp.make_model(solver)
         model.add_rows(np.array([1.0, 0.4, 5.0]))
@@ -291,7 +296,7 @@ def test_solver_exception_becomes_error_status(monkeypatch):
 def test_highs_time_limit_status():
     from tpcstudy import lp
 
-    inst = lp.cg_instance(80, pair_fraction=0.3, seed=1)
+    inst = cg_instance(80, pair_fraction=0.3, seed=1)
     m = lp.make_model("highs", options={"presolve": "off"})
     m.add_rows(inst.arc_cap)
     cols = [inst.path_arcs(s, t) for s, t in inst.pairs]
@@ -305,9 +310,9 @@ def test_highs_time_limit_status():
 def test_primal_and_dual_simplex_agree_warm_started():
     from tpcstudy import lp
 
-    inst = lp.cg_instance(40, pair_fraction=0.2, seed=7)
-    a = lp.column_generation(inst, lp.make_model("highs", simplex="primal"))
-    b = lp.column_generation(inst, lp.make_model("highs", simplex="dual"))
+    inst = cg_instance(40, pair_fraction=0.2, seed=7)
+    a = column_generation(inst, lp.make_model("highs", simplex="primal"))
+    b = column_generation(inst, lp.make_model("highs", simplex="dual"))
     assert a["objective"] == pytest.approx(b["objective"], rel=1e-9)
     assert a["rounds"] >= 1
 
@@ -319,7 +324,7 @@ def test_ortools_isolated_when_highspy_loaded():
     from tpcstudy import lp
 
     m = lp.make_model("glop")
-    assert type(m).__name__ == "_IsolatedModel"
+    assert type(m).__name__ == "IsolatedModel"
     m.add_rows(np.array([1.0, 0.4, 5.0]))
     assert m.add_columns(np.ones(2), np.array([0, 2, 4]), np.array([0, 1, 0, 2]),
                          np.ones(4)).tolist() == [0, 1]

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tarfile
 import threading
-from pathlib import Path
 
 import pytest
 
