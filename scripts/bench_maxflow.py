@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import subprocess
 import sys
 import time
@@ -23,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from tpcstudy.io import topology_files
+
 
 
 def _line(task: str, ours: float, ref: float, note: str) -> None:
@@ -32,9 +32,11 @@ def _line(task: str, ours: float, ref: float, note: str) -> None:
 
 def bench_repetita(folder: Path, skip_slow: bool) -> None:
     import tpcstudy.maxflow as mf
+    import tpcstudy.maxflow.problem as mfp
     from tpcstudy import read_topology
-    from tpcstudy.lp import make_model
     from tpcstudy.io import read_demands
+    from tpcstudy.lp import make_model
+    from tpcstudy.maxflow.models import SegmentCache
 
     t = read_topology(folder / "Cogentco.graph", capacity="file", weight="file")
     dem = read_demands(folder / "Cogentco.0000.demands", t)
@@ -46,7 +48,7 @@ def bench_repetita(folder: Path, skip_slow: bool) -> None:
           f"{res.iterations} LP solves, {res.columns} columns, split "
           + ", ".join(f"{k} {v:.2f} s" for k, v in res.seconds.items()))
     # the plain LP: the final master solved cold, all columns at once
-    cache = mf._SegmentCache(t)
+    cache = SegmentCache(t)
     seqs = [tuple(t.index_of(x) for x in p) for p in res.paths]
     cache.ensure([(u, v) for q in seqs for u, v in zip(q[:-1], q[1:])])
     owner = {}
@@ -57,7 +59,10 @@ def bench_repetita(folder: Path, skip_slow: bool) -> None:
         lp = make_model("highs", simplex="dual")
         lp.add_rows(t.arc_capacity)
         lp.add_rows(dem["bw"])
-        mf._add(lp, [cache.column(q) for q in seqs], own, 2 * t.num_links, dem["bw"])
+        cols = [cache.column(q) for q in seqs]
+        m2 = 2 * t.num_links
+        cols = [(np.append(a, m2 + o), np.append(v, 1.0)) for (a, v), o in zip(cols, own)]
+        lp.add_columns(np.ones(len(cols)), *mfp.csc(cols))
         t0 = time.perf_counter()
         cold = lp.solve()
         ref = time.perf_counter() - t0
@@ -66,14 +71,14 @@ def bench_repetita(folder: Path, skip_slow: bool) -> None:
     for simplex in ("primal", "dual"):
         if skip_slow and simplex == "dual":
             continue
-        orig = mf.make_model
-        mf.make_model = lambda solver, _s=simplex: orig(solver, simplex=_s)  # type: ignore
+        orig = mfp.make_model  # the LP factory the models call, made to force one simplex
+        mfp.make_model = lambda solver, _s=simplex: orig(solver, simplex=_s)  # type: ignore
         try:
             t0 = time.perf_counter()
             r2 = mf.max_flow(t, pairs, model="sr", k=4, demands=dem["bw"])
             other = time.perf_counter() - t0
         finally:
-            mf.make_model = orig
+            mfp.make_model = orig
         assert abs(r2.value - res.value) <= 1e-6 * res.value
         _line(f"Cogentco demands sr k=4: auto vs {simplex}-only", cg, other, "HiGHS warm re-solves")
 
@@ -118,14 +123,15 @@ def bench_zoo_study(out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repetita", type=Path,
-                    default=ROOT.parent / "shared" / "repetita" / "2016TopologyZooUCL_inverseCapacity")
+    ap.add_argument("--repetita", type=Path, default=None,
+                    help="a folder with Cogentco.graph and Cogentco.0000.demands (default: the "
+                         "installed REPETITA inverse-capacity set, fetched on first use)")
     ap.add_argument("--zoo-study", type=Path, default=None, metavar="OUT")
     ap.add_argument("--skip-slow", action="store_true", help="skip the cold master and dual-only runs")
     args = ap.parse_args()
-    os.environ.setdefault("TPCSTUDY_ZOO_MIRROR", str(ROOT.parent / "shared" / "topologyzoo"))
     print(f"{'task':<44} {'ours s':>10} {'ref s':>10} {'ratio':>9}")
-    bench_repetita(args.repetita, args.skip_slow)
+    folder = args.repetita or topology_files("repetita/inverse-capacity/Cogentco")[0].parent
+    bench_repetita(folder, args.skip_slow)
     bench_kdl_multipath()
     if args.zoo_study:
         bench_zoo_study(args.zoo_study)

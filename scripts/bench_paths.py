@@ -31,7 +31,6 @@ import numpy as np
 import tpcstudy
 from tpcstudy import paths as P
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def nx_graph(topo: tpcstudy.Topology) -> nx.Graph:
@@ -86,7 +85,8 @@ def fmt_row(topo: str, pairs_name: str, task: str, pairs: int, ours: float, thei
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--zoo", default=str(ROOT.parent / "shared" / "topologyzoo"))
+    ap.add_argument("--zoo", default=None,
+                    help="a folder of Zoo GML files (default: the installed Topology Zoo)")
     ap.add_argument("--topos", nargs="+", default=["Cogentco", "Kdl"])
     ap.add_argument("--nx-max-pairs", type=int, default=30000,
                     help="run networkx on every pair up to this many pairs, else on a sample")
@@ -102,7 +102,8 @@ def main() -> None:
     print(f"{'topology':9s} {'pairs':6s} {'task':7s} {'#pairs':>8s} {'tpcstudy s':>10s} "
           f"{'networkx s':>12s} {'speed-up':>10s}  note")
     for name in args.topos:
-        topo = tpcstudy.prune(tpcstudy.read_topology(Path(args.zoo) / f"{name}.gml"))
+        src = Path(args.zoo) / f"{name}.gml" if args.zoo else f"zoo/{name}"
+        topo = tpcstudy.prune(tpcstudy.read_topology(src))
         g = nx_graph(topo)
         n = topo.num_nodes
         edge = topo.edge_router_ids.tolist()

@@ -1,0 +1,97 @@
+"""The max-flow LP study (docs/method.md §4; Figure 6 of "The TCPPathChanger:
+bringing the spatial dimension to congestion control").
+
+maximise ``sum_p f_p`` subject to ``sum_p r(l, p) f_p <= c(l)`` for every directed arc ``l``,
+``f >= 0`` (and, with demands, ``sum_{p of pair} f_p <= d_pair``), over the path set of a model:
+
+- ``ecmp``: one sr-path per pair, the direct one (plain IGP routing with even ECMP splits);
+- ``multipath``: every individual shortest path of each pair (MPTCP subflows over ECMP), by
+  column generation priced on the pair's shortest-path DAG (or, ``multipath="dag"``, as one LP
+  of the flow restricted to the DAGs), never enumerating the paths;
+- ``sr``: every sr-path with at most ``k`` segments, by column generation priced on the C++
+  segment costs and the segment DP; it stops only when no pair prices below ``1 - 1e-9``, so the
+  value is the optimum over all such sr-paths;
+- ``mcf``: the multicommodity max flow with no forwarding restriction (the upper bound), by
+  column generation priced with shortest paths on the capacity duals.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ..errors import UsageError
+from ..topology import Topology
+from . import models
+from .colgen import MAX_ITERATIONS, PRICE_TOL
+from .problem import MaxFlowResult, Problem, demand_bounds
+
+__all__ = ["MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow"]
+
+MODELS = ("ecmp", "multipath", "sr", "mcf")
+
+PairLike = Tuple[Any, Any]
+
+
+def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, model: str,
+             k: int = 4, solver: str = "highs", demands: Optional[Any] = None,
+             time_limit: Optional[float] = None, write_lp: Optional[str] = None,
+             max_iterations: int = MAX_ITERATIONS, multipath: str = "cg") -> MaxFlowResult:
+    """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
+
+    Parameters
+    ----------
+    topo
+        The (usually pruned) topology; capacities are ``topo.arc_capacity``.
+    pairs
+        (source, target) router names or ids, or an ``(n, 2)`` int array of ids.
+    model
+        ``"ecmp"``, ``"multipath"``, ``"sr"`` or ``"mcf"`` (see the module docstring).
+    k
+        Segment limit of ``"sr"`` (k = 1 is ecmp).
+    solver
+        LP backend: ``"highs"`` (default), ``"glop"``, ``"pdlp"`` or ``"pulp"``.
+    demands
+        Optional upper bound per pair (max throughput with ``f_pair <= demand``).
+    time_limit
+        Seconds for the whole computation; when exceeded the result has status ``time_limit``.
+    write_lp
+        Write the final LP model to this file (``.lp`` or ``.mps``).
+    max_iterations
+        Cap on column-generation rounds (status ``iteration_limit`` when reached).
+    multipath
+        How ``"multipath"`` is solved: ``"cg"`` (column generation priced on each pair's
+        shortest-path DAG, the default) or ``"dag"`` (one LP of the flow restricted to the DAGs,
+        an arc variable per pair and DAG arc). Both give the same value.
+    """
+    if model not in MODELS:
+        raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
+    if multipath not in ("cg", "dag"):
+        raise UsageError(f"multipath = {multipath!r}: choose 'cg' or 'dag'")
+    S, T = _pair_ids(topo, pairs)
+    names = [(topo.names[s], topo.names[t]) for s, t in zip(S.tolist(), T.tolist())]
+    p = Problem(topo, S, T, names, solver, demand_bounds(demands, len(S)), time_limit, write_lp,
+                max_iterations)
+    if model == "ecmp":
+        return models.sr(p, 1, "ecmp")
+    if model == "sr":
+        if int(k) < 1:
+            raise UsageError(f"segment limit k={k!r} must be >= 1")
+        return models.sr(p, int(k), "sr")
+    if model == "multipath":
+        return models.multipath_dag(p) if multipath == "dag" else models.multipath(p)
+    return models.mcf(p)
+
+
+def _pair_ids(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]]) -> Tuple[np.ndarray, np.ndarray]:
+    if isinstance(pairs, np.ndarray) and pairs.dtype.kind in "iu":
+        arr = pairs.reshape(-1, 2).astype(np.int32)
+        if arr.size and (arr.min() < 0 or arr.max() >= topo.num_nodes):
+            raise UsageError("pair node id out of range")
+    else:
+        arr = np.array([(topo.index_of(s), topo.index_of(t)) for s, t in pairs],
+                       dtype=np.int32).reshape(-1, 2)
+    if np.any(arr[:, 0] == arr[:, 1]):
+        raise UsageError("a pair has the same source and target")
+    return np.ascontiguousarray(arr[:, 0]), np.ascontiguousarray(arr[:, 1])

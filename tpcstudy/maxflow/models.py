@@ -1,0 +1,265 @@
+"""The forwarding models of the max-flow LP (docs/method.md §4): their columns and pricing.
+
+- ``ecmp`` / ``sr``: sr-paths keyed by ``(s, w1, ..., t)``, ``r`` summed over the segments' ECMP
+  ratios, priced by the segment costs and the segment DP (ecmp: the direct sr-path, no pricing);
+- ``multipath``: every individual IGP shortest path, priced on each pair's shortest-path DAG
+  (:func:`multipath`), or one LP of the flow restricted to the DAGs (:func:`multipath_dag`);
+- ``mcf``: arbitrary simple paths priced by Dijkstra on the capacity duals.
+
+All path models run :func:`~tpcstudy.maxflow.colgen.column_generation`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import paths as _paths
+from ..topology import Topology
+from .colgen import Key, Pricer, column_generation
+from .problem import Column, MaxFlowResult, Problem, csc
+
+__all__ = ["sr", "multipath", "multipath_dag", "mcf", "SegmentCache"]
+
+
+class SegmentCache:
+    """ECMP ratios of segments, computed in batches by the C++ core and kept by (u, v)."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.cache: Dict[Tuple[int, int], Column] = {}
+
+    def ensure(self, segs: Sequence[Tuple[int, int]]) -> None:
+        new = sorted({s for s in segs if s not in self.cache})
+        if not new:
+            return
+        src = np.array([u for u, _ in new], dtype=np.int32)
+        dst = np.array([v for _, v in new], dtype=np.int32)
+        off, arcs, fr = _paths.segment_ratios(self.topo, src, dst)
+        for i, key in enumerate(new):
+            a, b = int(off[i]), int(off[i + 1])
+            self.cache[key] = (np.asarray(arcs[a:b], dtype=np.int64), np.asarray(fr[a:b]))
+
+    def column(self, seq: Sequence[int]) -> Column:
+        """Arc usage r(l, p) of the sr-path ``seq`` = (s, w1, ..., t): the sum over segments."""
+        parts = [self.cache[(int(u), int(v))] for u, v in zip(seq[:-1], seq[1:])]
+        if len(parts) == 1:
+            return parts[0]
+        arcs = np.concatenate([p[0] for p in parts])
+        vals = np.concatenate([p[1] for p in parts])
+        uniq, inv = np.unique(arcs, return_inverse=True)
+        return uniq, np.bincount(inv, weights=vals)
+
+
+def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
+    """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
+    segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing)."""
+    topo, S, T = p.topo, p.S, p.T
+    cache = SegmentCache(topo)
+
+    def columns(seqs: List[Key]) -> List[Column]:
+        cache.ensure([(u, v) for q in seqs for u, v in zip(q[:-1], q[1:])])
+        return [cache.column(q) for q in seqs]
+
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[int], Key]]:
+        vals, off, wps = _paths.best_sr_paths(topo, _paths.segment_costs(topo, y), S, T, k)
+        return np.asarray(vals), lambda i: ((int(S[i]),) + tuple(int(w) for w in wps[off[i]:off[i + 1]])
+                                            + (int(T[i]),))
+
+    direct = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
+    cache.ensure(direct)
+    first: List[Optional[Key]] = [q if len(cache.cache[q][0]) else None for q in direct]
+    res = column_generation(p, label, first, columns, price if k > 1 else None,
+                            lambda q: tuple(topo.names[v] for v in q))
+    res.k = k
+    return res
+
+
+class ArcPaths:
+    """Arc lists of concrete router paths, recovered from a pricing oracle's predecessor data."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.src, self.dst = topo.arc_src, topo.arc_dst
+        self.arc_id = {(int(u), int(v)): a for a, (u, v) in
+                       enumerate(zip(self.src.tolist(), self.dst.tolist()))}
+
+    def from_pred(self, pred_row: np.ndarray, s: int, t: int) -> Key:
+        out, v = [], t
+        while v != s:
+            u = int(pred_row[v])
+            out.append(self.arc_id[(u, v)])
+            v = u
+        return tuple(out[::-1])
+
+    @staticmethod
+    def from_next(nxt: np.ndarray, dst: np.ndarray, s: int, t: int) -> Key:
+        out, u = [], s
+        while u != t:
+            a = int(nxt[u, t])
+            out.append(a)
+            u = int(dst[a])
+        return tuple(out)
+
+
+def mcf(p: Problem) -> MaxFlowResult:
+    """Multicommodity max flow by column generation over arbitrary simple paths.
+
+    Pricing: a shortest path from each source on arc lengths ``y_l`` (the capacity duals; a
+    tiny 1e-12 is added so zero-dual arcs stay in the sparse graph, an error below 1e-9). At the
+    end no path of any pair prices below ``1 - z_pair - 1e-9``, so the value is the optimum of the
+    arc formulation.
+    """
+    # scipy.sparse.csgraph costs ~80 ms to import; only this model needs it
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    topo, S, T = p.topo, p.S, p.T
+    n = topo.num_nodes
+    ap = ArcPaths(topo)
+    sources = np.unique(S)
+    row_of = np.full(n, -1, dtype=np.int64)
+    row_of[sources] = np.arange(len(sources))
+    rows = row_of[S]
+
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[int], Key]]:
+        g = csr_matrix((y + 1e-12, (ap.src, ap.dst)), shape=(n, n))
+        dist, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
+        return dist[rows, T], lambda i: ap.from_pred(pred[rows[i]], int(S[i]), int(T[i]))
+
+    return _path_cg(p, "mcf", price, topo.arc_weight.astype(np.float64))
+
+
+def multipath(p: Problem) -> MaxFlowResult:
+    """Multipath over ECMP: every individual IGP shortest path of a pair is its own column.
+
+    Column generation priced on the pair's shortest-path DAG: the cheapest single shortest path
+    by the capacity duals (:func:`tpcstudy.paths.dag_min_costs`, one pass per destination). The
+    paths are never enumerated; at the end no shortest path prices below ``1 - z - 1e-9``, so the
+    value is the optimum over all of them (equal to the DAG-restricted flow LP).
+    """
+    topo, S, T = p.topo, p.S, p.T
+    dst = topo.arc_dst
+
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[int], Key]]:
+        cost, nxt = _paths.dag_min_costs(topo, y)
+        return cost[S, T], lambda i: ArcPaths.from_next(nxt, dst, int(S[i]), int(T[i]))
+
+    return _path_cg(p, "multipath", price, np.ones(2 * topo.num_links))
+
+
+def _path_cg(p: Problem, label: str, price: Pricer, initial_prices: np.ndarray) -> MaxFlowResult:
+    """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
+    their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
+    none and carry nothing)."""
+    topo = p.topo
+    src, dst = topo.arc_src, topo.arc_dst
+    values, path_of = price(initial_prices)
+    first = [path_of(i) if math.isfinite(values[i]) else None for i in range(p.npairs)]
+
+    def columns(keys: List[Key]) -> List[Column]:
+        return [(np.array(a, dtype=np.int64), np.ones(len(a))) for a in keys]
+
+    def path_names(q: Key) -> Tuple[str, ...]:
+        return tuple([topo.names[int(src[q[0]])]] + [topo.names[int(dst[a])] for a in q])
+
+    return column_generation(p, label, first, columns, price, path_names)
+
+
+def multipath_dag(p: Problem) -> MaxFlowResult:
+    """Flow of each pair restricted to its shortest-path DAG.
+
+    Variables x[p, a] for the arcs a of pair p's DAG. Rows: arc capacities; at every DAG node
+    other than s and t, ``outflow - inflow <= 0`` (no flow is created; destroying flow never
+    helps, so the optimum conserves it); with demands, ``inflow(t) <= d``. Objective: inflow at
+    t. Any DAG flow decomposes into shortest paths, so this is the LP over all shortest paths.
+    """
+    topo, S, T, d, clock = p.topo, p.S, p.T, p.demands, p.clock
+    t0 = time.perf_counter()
+    m2 = p.m2
+    src, dst = topo.arc_src, topo.arc_dst
+    dags = [np.asarray(_paths.dag_arcs(topo, int(s), int(t)), dtype=np.int64) for s, t in zip(S, T)]
+    t0 = clock.add("paths", t0)
+    lp = p.new_model()
+    cols: List[Column] = []
+    obj: List[float] = []
+    col_pair: List[int] = []
+    col_arc: List[int] = []
+    next_row = m2 + (len(S) if d is not None else 0)
+    conservation_upper: List[float] = []
+    for q, arcs in enumerate(dags):
+        s, t = int(S[q]), int(T[q])
+        inner = np.unique(np.concatenate([src[arcs], dst[arcs]]))
+        inner = inner[(inner != s) & (inner != t)]
+        row_of = {int(v): next_row + i for i, v in enumerate(inner.tolist())}
+        next_row += len(inner)
+        conservation_upper.extend([0.0] * len(inner))
+        for a in arcs.tolist():
+            r, v = [a], [1.0]
+            u_, w_ = int(src[a]), int(dst[a])
+            if u_ in row_of:
+                r.append(row_of[u_])
+                v.append(1.0)  # outflow of u
+            if w_ in row_of:
+                r.append(row_of[w_])
+                v.append(-1.0)  # inflow of w
+            if w_ == t and d is not None:
+                r.append(m2 + q)
+                v.append(1.0)
+            cols.append((np.array(r, dtype=np.int64), np.array(v)))
+            obj.append(1.0 if w_ == t else 0.0)
+            col_pair.append(q)
+            col_arc.append(a)
+    lp.add_rows(np.array(conservation_upper))
+    starts, rows, vals = csc(cols)
+    lp.add_columns(np.array(obj), starts, rows, vals)
+    t0 = clock.add("paths", t0)
+    res = lp.solve(time_limit=p.time_limit)
+    clock.add("lp", t0)
+    if not res.ok:
+        return p.failed("multipath", res, 1)
+    p.write_model(lp)
+    x = np.maximum(np.asarray(res.x), 0.0)
+    into_t = np.array([dst[a] == T[q] for a, q in zip(col_arc, col_pair)], dtype=bool)
+    pf = np.bincount(np.array(col_pair, dtype=np.int64)[into_t], weights=x[into_t],
+                     minlength=len(S))
+    out_paths, out_flows = _decompose(topo, S, T, np.array(col_pair), np.array(col_arc), x)
+    return MaxFlowResult(float(res.objective), "multipath", None, p.names, out_paths, out_flows,
+                         pf, 1, len(cols), math.nan, "optimal", "", clock.t, p.solver)
+
+
+def _decompose(topo: Topology, S: np.ndarray, T: np.ndarray, col_pair: np.ndarray,
+               col_arc: np.ndarray, x: np.ndarray, eps: float = 1e-9
+               ) -> Tuple[List[Tuple[str, ...]], np.ndarray]:
+    """Split each pair's DAG flow into individual shortest paths (largest bottleneck first)."""
+    src, dst = topo.arc_src, topo.arc_dst
+    out_paths: List[Tuple[str, ...]] = []
+    out_flows: List[float] = []
+    order = np.argsort(col_pair, kind="stable")
+    bounds = np.searchsorted(col_pair[order], np.arange(len(S) + 1))
+    for q in range(len(S)):
+        idx = order[bounds[q]:bounds[q + 1]]
+        flow = {int(col_arc[i]): float(x[i]) for i in idx if x[i] > eps}
+        s, t = int(S[q]), int(T[q])
+        while True:
+            out_arcs: Dict[int, List[int]] = {}
+            for a in sorted(flow):
+                if flow[a] > eps:
+                    out_arcs.setdefault(int(src[a]), []).append(a)
+            if s not in out_arcs:
+                break
+            path_arcs, u = [], s
+            while u != t and u in out_arcs:
+                a = max(out_arcs[u], key=lambda b: (flow[b], -b))
+                path_arcs.append(a)
+                u = int(dst[a])
+            if u != t:
+                break
+            f = min(flow[a] for a in path_arcs)
+            for a in path_arcs:
+                flow[a] -= f
+            out_paths.append(tuple([topo.names[s]] + [topo.names[int(dst[a])] for a in path_arcs]))
+            out_flows.append(f)
+    return out_paths, np.array(out_flows)

@@ -1,0 +1,179 @@
+"""What every max-flow model shares: the problem being solved, its clock, the result, and the
+LP plumbing (capacity and demand rows, columns in CSC form, writing the model)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..errors import UsageError
+from ..lp import LPModel, LPResult, make_model
+from ..topology import Topology
+
+__all__ = ["MaxFlowResult", "Problem", "Clock", "Column", "csc", "demand_bounds"]
+
+#: A column of the LP: the arcs it uses and how much of it crosses each (``r(l, p)``).
+Column = Tuple[np.ndarray, np.ndarray]
+
+
+@dataclasses.dataclass
+class MaxFlowResult:
+    """The outcome of :func:`tpcstudy.max_flow`.
+
+    Attributes
+    ----------
+    value
+        Optimal total flow (``nan`` when the LP failed; see ``status``).
+    model, k
+        The model and its segment limit (``k`` is 1 for ecmp, ``None`` for multipath/mcf).
+    pairs
+        The (source, target) router names, in the order given.
+    paths
+        The columns of the final LP: for ``ecmp``/``sr`` node-name tuples ``(s, w1, ..., t)``
+        (the sr-path's waypoint sequence), for ``mcf`` and ``multipath`` concrete router paths.
+    flows
+        Flow on each path (same order as ``paths``).
+    pair_flow
+        Total flow of each pair (same order as ``pairs``).
+    iterations
+        LP solves (column-generation rounds; 1 for ecmp and multipath).
+    columns
+        Columns in the final LP.
+    gap
+        Final pricing gap: ``min(price) - (1 - pair dual)`` over pairs, >= ``-1e-9`` at optimality
+        (``nan`` where not applicable).
+    status
+        ``"optimal"`` or the LP's failure status (``"time_limit"``, ``"error"``, ...).
+    seconds
+        Wall time split: ``paths`` (DAGs, ratios), ``pricing`` (segment costs and DP), ``lp``.
+    """
+
+    value: float
+    model: str
+    k: Optional[int]
+    pairs: List[Tuple[str, str]]
+    paths: List[Tuple[str, ...]]
+    flows: np.ndarray
+    pair_flow: np.ndarray
+    iterations: int
+    columns: int
+    gap: float
+    status: str
+    message: str = ""
+    seconds: Dict[str, float] = dataclasses.field(default_factory=dict)
+    solver: str = "highs"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "optimal"
+
+
+class Clock:
+    """Wall time spent in paths, pricing and LP solves."""
+
+    def __init__(self) -> None:
+        self.t: Dict[str, float] = {"paths": 0.0, "pricing": 0.0, "lp": 0.0}
+
+    def add(self, key: str, since: float) -> float:
+        now = time.perf_counter()
+        self.t[key] += now - since
+        return now
+
+
+def demand_bounds(demands: Optional[object], n_pairs: int) -> Optional[np.ndarray]:
+    """The per-pair demand bounds as float64, checked (``None``: no demand rows)."""
+    if demands is None:
+        return None
+    d = np.asarray(demands, dtype=np.float64).reshape(-1)
+    if d.shape != (n_pairs,):
+        raise UsageError(f"demands: need one bound per pair ({n_pairs}), got {d.shape[0]}")
+    if np.any(d < 0) or np.any(np.isnan(d)):
+        raise UsageError("demands must be >= 0")
+    return d
+
+
+def csc(cols: List[Column]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Columns as CSC arrays ``(starts, rows, vals)``."""
+    starts = np.zeros(len(cols) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(c[0]) for c in cols])
+    rows = np.concatenate([c[0] for c in cols]) if cols else np.zeros(0, dtype=np.int64)
+    vals = np.concatenate([c[1] for c in cols]) if cols else np.zeros(0)
+    return starts, rows.astype(np.int64), vals.astype(np.float64)
+
+
+@dataclasses.dataclass
+class Problem:
+    """One :func:`tpcstudy.max_flow` call: the pairs, the LP settings and the clock.
+
+    Rows of every model's LP: one capacity row per directed arc (``m2 = 2 * num_links``), then,
+    with demands, one row per pair (row ``m2 + i`` bounds pair ``i``).
+    """
+
+    topo: Topology
+    S: np.ndarray
+    T: np.ndarray
+    names: List[Tuple[str, str]]
+    solver: str
+    demands: Optional[np.ndarray]
+    time_limit: Optional[float]
+    write_lp: Optional[str]
+    max_iterations: int
+    clock: Clock = dataclasses.field(default_factory=Clock)
+
+    @property
+    def m2(self) -> int:
+        """Number of capacity rows (directed arcs)."""
+        return 2 * self.topo.num_links
+
+    @property
+    def npairs(self) -> int:
+        return len(self.S)
+
+    def new_model(self) -> LPModel:
+        """An empty LP with the capacity rows and, with demands, one demand row per pair."""
+        lp = make_model(self.solver)
+        lp.add_rows(self.topo.arc_capacity)
+        if self.demands is not None:
+            lp.add_rows(self.demands)
+        return lp
+
+    def add_columns(self, lp: LPModel, cols: List[Column], owner: List[int]) -> None:
+        """Add path columns (objective 1) owned by pairs ``owner`` (their demand rows too)."""
+        if self.demands is not None:
+            cols = [(np.append(a, self.m2 + o), np.append(v, 1.0)) for (a, v), o in zip(cols, owner)]
+        starts, rows, vals = csc(cols)
+        lp.add_columns(np.ones(len(cols)), starts, rows, vals)
+
+    def remaining(self, deadline: Optional[float]) -> Optional[float]:
+        """Seconds left before ``deadline`` for the next solve (at least 10 ms)."""
+        if deadline is None:
+            return None
+        return max(0.01, deadline - time.perf_counter())
+
+    def write_model(self, lp: LPModel) -> None:
+        """Write the LP to ``write_lp`` (if asked) through a temporary file and a rename."""
+        if not self.write_lp:
+            return
+        p = Path(self.write_lp)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}.", suffix=p.suffix, dir=p.parent)
+        os.close(fd)
+        try:
+            lp.write(tmp)
+            os.replace(tmp, p)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def failed(self, model: str, res: LPResult, iterations: int) -> MaxFlowResult:
+        """The result of a model whose LP did not solve."""
+        return MaxFlowResult(math.nan, model, None, self.names, [], np.zeros(0),
+                             np.full(len(self.names), math.nan), iterations, 0, math.nan,
+                             res.status, res.message, self.clock.t, self.solver)
