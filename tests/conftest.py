@@ -1,4 +1,10 @@
-"""Shared fixtures: the shared data folder beside the project, and a Zoo installed from it."""
+"""Shared fixtures: the data sets, found the way the product finds them (see helpers.py).
+
+The Topology Zoo and REPETITA are the installed ones (under ``TPCSTUDY_DATA``, as the README's
+first command leaves them), else installed on first use from ``TPCSTUDY_ZOO_MIRROR`` /
+``TPCSTUDY_REPETITA_MIRROR``. A test that needs a data set that is neither installed nor
+mirrored is skipped with a message saying how to get it.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,9 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import installed_dataset, mirror_folder
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-ZOO_MIRROR = SHARED / "topologyzoo"
-REPETITA = SHARED / "repetita"
-DATA = Path(__file__).resolve().parent / "data"
+from tpcstudy.io import REPETITA, ZOO
 
 # Subprocesses started by the tests (``python -c``, ``python -m tpcstudy``) must import the
 # installed package, not the source folder of the current directory (which has no compiled core
@@ -19,35 +22,37 @@ DATA = Path(__file__).resolve().parent / "data"
 os.environ["PYTHONSAFEPATH"] = "1"
 
 
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
+@pytest.fixture(scope="session")
+def zoo_installed() -> Path:
+    """The installed Topology Zoo folder (261 ``NAME.gml``)."""
+    return installed_dataset(ZOO)
 
 
 @pytest.fixture(scope="session")
-def zoo_mirror() -> Path:
-    return _need(ZOO_MIRROR)
+def zoo_mirror(zoo_installed: Path) -> Path:
+    """A folder of the Zoo's ``NAME.gml`` files to install from: ``TPCSTUDY_ZOO_MIRROR`` when
+    it is a folder, else the installed Zoo itself."""
+    return mirror_folder(ZOO) or zoo_installed
+
+
+@pytest.fixture(scope="session")
+def zoo_graphml() -> Path:
+    """The Zoo's GraphML files (``graphml/NAME.graphml`` in the ``TPCSTUDY_ZOO_MIRROR`` folder;
+    the product installs the GML files only)."""
+    mirror = mirror_folder(ZOO)
+    if mirror is None or not (mirror / "graphml").is_dir():
+        pytest.skip("the Zoo's GraphML files: TPCSTUDY_ZOO_MIRROR is not a folder with graphml/")
+    return mirror / "graphml"
 
 
 @pytest.fixture(scope="session")
 def repetita() -> Path:
-    return _need(REPETITA)
+    """The installed REPETITA folder (``2016TopologyZooUCL_inverseCapacity/``, ``..._unary/``)."""
+    return installed_dataset(REPETITA)
 
 
 @pytest.fixture(scope="session")
-def zoo_installed(tmp_path_factory: pytest.TempPathFactory, zoo_mirror: Path) -> Path:
-    """The Zoo installed from the local mirror into a private data folder, for the whole session."""
-    from tpcstudy.io import ZOO
-
-    data = tmp_path_factory.mktemp("tpcdata")
-    old = {k: os.environ.get(k) for k in ("TPCSTUDY_DATA", "TPCSTUDY_ZOO_MIRROR")}
-    os.environ["TPCSTUDY_DATA"] = str(data)
-    os.environ["TPCSTUDY_ZOO_MIRROR"] = str(zoo_mirror)
-    ZOO.fetch()
-    yield ZOO.folder
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+def repetita_mirror(repetita: Path) -> Path:
+    """A folder with REPETITA's layout to install from: ``TPCSTUDY_REPETITA_MIRROR`` when it is
+    a folder, else the installed set itself."""
+    return mirror_folder(REPETITA) or repetita

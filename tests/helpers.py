@@ -1,20 +1,291 @@
 """Helpers shared by the tests (the fixtures built on them are in conftest.py).
 
-- where the data sets are (found the way the product finds them: the installed data,
-  ``TPCSTUDY_ZOO_MIRROR``, ``TPCSTUDY_REPETITA_MIRROR``);
+- where the data sets are, found the way the product finds them (:func:`installed_dataset`);
+- small topologies and path records (:func:`ring5`, :func:`path_record`);
+- study outputs written by hand (:func:`make_maxflow`, :func:`make_disjoint`, :func:`make_stats`)
+  and figure checks (:func:`figure_texts`, :func:`assert_valid_figures`);
+- synthetic study tasks (:func:`square_task`, ...): module-level, so worker processes can
+  import them by name;
+- fuzzing helpers (:func:`mutated`, :func:`deadline`, :data:`FUZZ_SETTINGS`);
 - a small column-generation LP family (:func:`cg_instance`, :func:`column_generation`): every LP
   backend must reach the same optimum on it, and ``scripts/bench_lp.py`` times HiGHS on it.
 """
 
 from __future__ import annotations
 
+import csv
+import functools
+import http.server
+import ipaddress
+import json
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import networkx as nx
 import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
+import tpcstudy
+from tpcstudy.export import PathRecord
+from tpcstudy.io import Dataset
 from tpcstudy.lp import LPModel
+from tpcstudy.study import ResultStore, Task, run_tasks
+from tpcstudy.study.maxflow import COLUMNS as MAXFLOW_COLUMNS
+from tpcstudy.study.stats import STATS_COLUMNS
+
+TESTS = Path(__file__).resolve().parent
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+# ----------------------------------------------------------------------------- data sets
+def installed_dataset(dataset: Dataset) -> Path:
+    """The installed data set, as the product finds it: already installed under TPCSTUDY_DATA,
+    else installed now from the mirror its variable names (TPCSTUDY_ZOO_MIRROR,
+    TPCSTUDY_REPETITA_MIRROR), as a first ``--topo`` use would. Skips when there is neither
+    (no test reaches for the network)."""
+    if dataset.installed():
+        return dataset.folder
+    if not os.environ.get(dataset.mirror_env):
+        pytest.skip(f"{dataset.title} not installed and {dataset.mirror_env} not set: run "
+                    f"`tpcstudy data fetch {dataset.name}` or set {dataset.mirror_env}")
+    return dataset.fetch()
+
+
+def mirror_folder(dataset: Dataset) -> Optional[Path]:
+    """The local mirror folder named by the data set's variable, if it is one."""
+    text = os.environ.get(dataset.mirror_env)
+    return Path(text) if text and Path(text).is_dir() else None
+
+
+@contextmanager
+def serve_folder(root: Path) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 serving ``root``; yields its base URL."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ----------------------------------------------------------------------------- topologies
+def path_record(segs, bw=0.0, delay=0.0):
+    segs = [ipaddress.IPv6Address(s) for s in segs]
+    return PathRecord(nodes=[], segments=segs, waypoints=[str(s) for s in segs], bw_mbps=bw,
+                        delay_ms=delay, igp_cost=0.0)
+
+
+def ring5(order=None, *, name="ring5"):
+    """s - a - t - c - b - s with capacities (bit/s) and delays (ms)."""
+    links = [("s", "a", 10e9, 1.0), ("a", "t", 1e9, 2.0), ("t", "c", 100e6, 3.0),
+             ("c", "b", 40e9, 4.0), ("b", "s", 2.5e9, 5.0)]
+    g = nx.Graph()
+    g.add_nodes_from(order or ["s", "a", "t", "b", "c"])
+    for u, v, cap, d in (links if order is None else links[::-1]):
+        g.add_edge(u, v, capacity=cap, delay=d)
+    return tpcstudy.read_topology(g, capacity="zoo", name=name)
+
+
+# ----------------------------------------------------------------------------- study outputs
+def write_rows(path: Path, columns: Sequence[str], rows: List[Dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in columns})
+
+
+def read_rows(path: Path) -> List[Dict[str, str]]:
+    """The rows of a CSV file (results.csv) as dicts of strings."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def study_meta(config: Dict[str, Any], seeds: Any = None) -> Dict[str, Any]:
+    return {"study": {"config": config, "seeds": seeds, "solver": "highs"},
+            "tpcstudy": "0.1.0", "git_commit": "0123456789abcdef"}
+
+
+def make_maxflow(folder: Path, *, meta: bool = True) -> Path:
+    """3 topologies x heavy 1, 10 x 2 seeds; ecmp 1, multipath 1.1, sr 1.5/1.6 (k 2/4), mcf 2."""
+    rows = []
+    for t, scale in (("Alpha", 1.0), ("Beta", 0.5), ("Gamma", 0.2)):
+        for heavy in (1.0, 10.0):
+            for seed in (0, 1):
+                vals = {("ecmp", 1): 1.0, ("multipath", ""): 1 + 0.1 * scale,
+                        ("sr", 2): 1 + 0.5 * scale, ("sr", 4): 1 + 0.6 * scale,
+                        ("mcf", ""): 1 + 1.0 * scale}
+                for (model, k), v in vals.items():
+                    rows.append({"topology": t, "heavy": heavy, "seed": seed, "model": model,
+                                 "k": k, "pairs": 3, "value": v,
+                                 "improvement": round(100 * (v - 1), 6),
+                                 "improvement_over_multipath":
+                                     round(100 * (v / (1 + 0.1 * scale) - 1), 6)
+                                     if model == "sr" else "",
+                                 "status": "ok"})
+    rows.append({"topology": "Tree", "heavy": 1.0, "seed": 0, "model": "ecmp", "k": 1,
+                 "pairs": 0, "status": "skipped", "error": "fewer than 2 edge routers"})
+    write_rows(folder / "results.csv", MAXFLOW_COLUMNS, rows)
+    if meta:
+        (folder / "meta.json").write_text(json.dumps(study_meta(
+            {"topo": "zoo", "capacity": "uniform", "weight": "hop", "heavy": [1.0, 10.0],
+             "models": ["ecmp", "multipath", "sr", "mcf"], "k": [2, 4], "demands": None},
+            seeds=[0, 1])))
+    return folder
+
+
+DJ_COLUMNS = ["topology", "method", "k", "nodes", "links", "edge_routers", "pairs",
+              "mean_paths", "min_paths", "max_paths", "survive_share", "overlap_share",
+              "backup_share", "seconds", "status", "error"]
+
+
+def make_disjoint(folder: Path) -> Path:
+    """Alpha: greedy = max = 2; Beta: greedy 1.5 < max 2; sps grows with k."""
+    rows = []
+    for t, mx, gr in (("Alpha", 2.0, 2.0), ("Beta", 2.0, 1.5)):
+        rows.append({"topology": t, "method": "max", "mean_paths": mx, "status": "ok"})
+        rows.append({"topology": t, "method": "greedy", "mean_paths": gr, "status": "ok"})
+        for k in (1, 2, 3):
+            rows.append({"topology": t, "method": "sps", "k": k,
+                         "mean_paths": min(1 + 0.4 * (k - 1), mx), "status": "ok"})
+        rows.append({"topology": t, "method": "failure", "k": 4, "mean_paths": 1.5,
+                     "status": "ok"})
+    rows.append({"topology": "Tree", "method": "", "status": "skipped", "error": "tree"})
+    write_rows(folder / "results.csv", DJ_COLUMNS, rows)
+    (folder / "meta.json").write_text(json.dumps(study_meta(
+        {"study": "disjoint", "topo": "zoo", "capacity_rule": "uniform", "weight_rule": "hop",
+         "pairs": "edge", "k": [1, 2, 3]})))
+    return folder
+
+
+def make_stats(path: Path) -> Path:
+    rows = [{"name": f"T{i}", "source": "", "nodes": 5 + i, "links": 6 + i, "pruned_nodes": n,
+             "pruned_links": n + 2, "edge_routers": 2} for i, n in enumerate((0, 4, 8, 16, 30))]
+    write_rows(path, STATS_COLUMNS, rows)
+    return path
+
+
+def figure_texts(fig: Any) -> str:
+    parts = [fig._suptitle.get_text() if fig._suptitle else ""]
+    parts.append(fig._supxlabel.get_text() if fig._supxlabel else "")
+    for a in fig.axes:
+        parts += [a.get_title(), a.get_xlabel(), a.get_ylabel()]
+        parts += [t.get_text() for t in a.get_xticklabels()]
+        parts += [t.get_text() for t in a.texts]
+        leg = a.get_legend()
+        if leg:
+            parts += [t.get_text() for t in leg.get_texts()]
+    return "\n".join(parts)
+
+
+def assert_valid_figures(paths: Sequence[Path]) -> None:
+    for p in paths:
+        data = Path(p).read_bytes()
+        assert len(data) > 1000
+        if str(p).endswith(".png"):
+            assert data.startswith(PNG)
+        else:
+            assert data.startswith(b"%PDF") and b"%%EOF" in data[-64:]
+
+
+# ----------------------------------------------------------------------------- study tasks
+TASK_COLUMNS = ["topology", "seed", "value", "note"]
+TASK_KEY = ["topology", "seed"]
+CALLS: List[str] = []  # tasks run in this process (jobs=1)
+
+
+def square_task(task: Task) -> List[Dict[str, Any]]:
+    """Two rows per task; deterministic; raises for topology 'bad'."""
+    CALLS.append(task.id)
+    name = task.key["topology"]
+    if name == "bad":
+        raise ValueError(f"cannot handle {name}")
+    n = int(task.args)
+    return [{"topology": name, "seed": s, "value": n * n + s / 3, "note": f"a,\"b\"\n{n}"}
+            for s in (1, 0)]
+
+
+def sleepy_task(task: Task) -> List[Dict[str, Any]]:
+    """square_task, slowly (the kill test)."""
+    time.sleep(0.03)
+    return square_task(task)
+
+
+def bad_rows_task(task: Task) -> List[Dict[str, Any]]:
+    return [{"topology": "x", "nope": 1}]
+
+
+def run_numbered(out: Path, jobs: int = 1, tasks: Optional[List[Task]] = None,
+                 fn: Any = square_task, **kw: Any) -> Any:
+    """Run :func:`numbered_tasks` (or ``tasks``) into a store in ``out``."""
+    store = ResultStore(out, TASK_COLUMNS, TASK_KEY)
+    return run_tasks(tasks if tasks is not None else numbered_tasks(), fn, store, jobs=jobs,
+                     desc="test", progress=False, **kw)
+
+
+def numbered_tasks(n: int = 8, bad: bool = False) -> List[Task]:
+    tasks = [Task({"topology": f"T{i:02d}"}, args=i) for i in range(n)]
+    if bad:
+        tasks.insert(3, Task({"topology": "bad"}, args=0))
+    return tasks
+
+
+# ----------------------------------------------------------------------------- fuzzing
+@contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """Raise TimeoutError after ``seconds`` (SIGALRM): a reader that hangs fails its test."""
+    def boom(*_: Any) -> None:
+        raise TimeoutError("reader hung")
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@st.composite
+def mutated(draw: Any, base: bytes) -> bytes:
+    """``base`` with 1-6 random edits (flips, inserts of tricky tokens, cuts, duplicates)."""
+    data = bytearray(base)
+    for _ in range(draw(st.integers(1, 6))):
+        op = draw(st.sampled_from(["flip", "insert", "delete", "truncate", "dup"]))
+        pos = draw(st.integers(0, max(0, len(data) - 1)))
+        if op == "flip" and data:
+            data[pos] = draw(st.integers(0, 255))
+        elif op == "insert":
+            data[pos:pos] = draw(st.sampled_from([b"[", b"]", b'"', b"-", b"1e999", b"nan", b"\xff",
+                                                  b"node [ id 0 ]", b"<", b"</graph>", b"\n", b" 7 ",
+                                                  b"&#0;", b"-5", b"0.0"]))
+        elif op == "delete" and data:
+            del data[pos: pos + draw(st.integers(1, 20))]
+        elif op == "truncate":
+            del data[pos:]
+        elif op == "dup" and data:
+            end = min(len(data), pos + draw(st.integers(1, 40)))
+            data[pos:pos] = data[pos:end]
+    return bytes(data)
+
+
+# Reproducible in CI (derandomized, 150 examples each); a longer random campaign:
+#   TPCSTUDY_FUZZ_RANDOM=1 TPCSTUDY_FUZZ_EXAMPLES=5000 pytest tests/io/test_fuzz.py tests/export/test_fuzz.py
+FUZZ_SETTINGS = settings(max_examples=int(os.environ.get("TPCSTUDY_FUZZ_EXAMPLES", "150")),
+                         derandomize=not os.environ.get("TPCSTUDY_FUZZ_RANDOM"), deadline=None,
+                         suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 # ----------------------------------------------------------------------------- LP instances

@@ -1,4 +1,4 @@
-"""The path core on hand-made graphs whose answers are worked out by hand (study-method.md §3, §5)."""
+"""The path core on hand-made graphs whose answers are worked out by hand (docs/method.md §3, §5)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
-"""The path core against networkx and brute force on random graphs (study-method.md §3-5)."""
+"""The path core against networkx and brute force on random graphs (docs/method.md §3-5)."""
 
 from __future__ import annotations
 
 import itertools
 import math
 import random
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -16,7 +15,6 @@ from hypothesis import strategies as st
 import tpcstudy
 from tpcstudy import paths as P
 
-ZOO = Path(__file__).resolve().parents[2] / "shared" / "topologyzoo"
 
 
 # ----------------------------------------------------------------- helpers
@@ -316,11 +314,8 @@ def test_property_max_flow_and_ratio_conservation(seed, n, extra, w):
 
 # ----------------------------------------------------------------- real topologies
 @pytest.mark.parametrize("name", ["Abilene", "Geant2012", "Cogentco"])
-def test_zoo_max_matches_networkx(name):
-    path = ZOO / f"{name}.gml"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    t = tpcstudy.prune(tpcstudy.read_topology(path))
+def test_zoo_max_matches_networkx(name, zoo_installed):
+    t = tpcstudy.prune(tpcstudy.read_topology(zoo_installed / f"{name}.gml"))
     g = nx.Graph()
     g.add_nodes_from(range(t.num_nodes))
     g.add_edges_from(zip(t.link_u.tolist(), t.link_v.tolist()))

@@ -6,30 +6,40 @@ The public API (names fixed; notebooks and scripts rely on them):
   :func:`prune`, :class:`Topology`
 - paths (C++ core): :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`,
   :func:`edge_disjoint_paths`
-- the max-flow LP study: :func:`max_flow`, :func:`heavy_pairs`
+- the max-flow LP: :func:`max_flow`, and the heavy-hitter pairs it is solved for,
+  :func:`heavy_pairs`
 - path tables for the TPC agent: :func:`path_table`, :func:`write_paths`, :func:`default_plan`,
   :func:`read_plan`
+- the studies over whole collections: :mod:`tpcstudy.study` (:func:`run_maxflow_study`,
+  :func:`run_disjoint_study`); their figures: :mod:`tpcstudy.plotting`
+
+The package's layout: :mod:`~tpcstudy.io` (formats, data sets, files), :mod:`~tpcstudy.topology`
+and :mod:`~tpcstudy.rules`, :mod:`~tpcstudy.paths`, :mod:`~tpcstudy.pairs`,
+:mod:`~tpcstudy.lp`, :mod:`~tpcstudy.maxflow`, :mod:`~tpcstudy.export`, :mod:`~tpcstudy.study`,
+:mod:`~tpcstudy.plotting`, :mod:`~tpcstudy.cli` (the ``tpcstudy`` command, which nothing else
+imports). Dependencies flow one way: cli -> plotting -> study -> export -> maxflow -> lp, and
+everything -> paths -> topology -> io/_core.
 """
 
 from __future__ import annotations
 
-from .errors import TopologyFormatError, TpcStudyError, UsageError, ZooDataError
-from .topology import Topology, prune
+from ._version import __version__
+from .errors import (TopologyFormatError, TpcStudyError, UsageError, ZooDataError)
+from .export import (AddressPlan, Entry, PathRecord, PathTable, default_plan, path_table,
+                     read_plan, write_paths)
 from .io import read_demands, read_topologies, read_topology
-from .paths import (DisjointPathBatch, SrPath, ecmp_ratios, edge_disjoint_paths, shortest_paths,
-                    sr_path)
 from .maxflow import MaxFlowResult, max_flow
 from .pairs import heavy_pairs
-from .addressing import AddressPlan, default_plan, read_plan
-from .export import Entry, PathRecord, PathTable, path_table, write_paths
-
-__version__ = "0.1.0"
+from .paths import (DisjointPathBatch, SrPath, ecmp_ratios, edge_disjoint_paths, shortest_paths,
+                    sr_path)
+from .study import DisjointConfig, MaxflowConfig, run_disjoint_study, run_maxflow_study
+from .topology import Topology, prune
 
 __all__ = [
     "Topology", "prune", "read_topology", "read_topologies", "read_demands",
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "SrPath", "DisjointPathBatch", "max_flow", "heavy_pairs", "MaxFlowResult",
     "path_table", "write_paths", "PathTable", "Entry", "PathRecord", "AddressPlan", "default_plan",
-    "read_plan",
+    "read_plan", "MaxflowConfig", "run_maxflow_study", "DisjointConfig", "run_disjoint_study",
     "TpcStudyError", "TopologyFormatError", "UsageError", "ZooDataError", "__version__",
 ]

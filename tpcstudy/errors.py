@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 __all__ = ["TpcStudyError", "UsageError", "TopologyFormatError", "DataError", "ZooDataError",
-           "RepetitaDataError", "PlanError", "ExportError", "SolverError"]
+           "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError"]
 
 
 class TpcStudyError(Exception):
@@ -72,6 +72,10 @@ class PlanError(TpcStudyError, ValueError):
 
 class ExportError(TpcStudyError, ValueError):
     """A path table the agent cannot use (too many paths or segments, a wide prefix, ...)."""
+
+
+class ClusterError(TpcStudyError, RuntimeError):
+    """A Dask cluster that cannot be reached or whose workers cannot run tpcstudy."""
 
 
 class SolverError(TpcStudyError, RuntimeError):

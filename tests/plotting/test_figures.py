@@ -1,0 +1,119 @@
+"""tpcstudy.plotting: Figures 5-7 and the path-table figure from small synthetic result folders
+and a small real run; files valid, axes labelled, the configuration and the paper's values on
+the figure, the caller's axes honoured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import (assert_valid_figures, figure_texts, make_disjoint, make_maxflow,
+                     make_stats)
+
+import tpcstudy
+from tpcstudy.errors import UsageError
+from tpcstudy.study import DisjointConfig, MaxflowConfig, load_results
+from tpcstudy.study import run_disjoint_study, run_maxflow_study
+from tpcstudy.study.stats import distributions, fill_degree_histograms, topo_stats
+
+matplotlib = pytest.importorskip("matplotlib")
+
+from tpcstudy import plotting  # noqa: E402  (needs matplotlib)
+
+
+def test_maxflow_figure(tmp_path: Path) -> None:
+    mf = load_results(make_maxflow(tmp_path / "mf"))
+    fig = plotting.plot_maxflow(mf)
+    assert len(fig.axes) == 3  # 6a, 6b and sr by k (the study has k = 2, 4)
+    text = figure_texts(fig)
+    for words in ("Figure 6", "(a)", "(b)", "over single-path ECMP (%)", "over multipath (%)",
+                  "heavy-hitter pairs (% of ordered edge-router pairs)", "1 %", "10 %",
+                  "n = 3", "capacities uniform", "IGP weights hop", "heavy hitters 1, 10 %",
+                  "2 seeds per fraction", "sr k = 4", "paper's median, sr (71 %, 30 %)",
+                  "paper: about 5 points below (a)", "Topology Zoo: 3 topologies",
+                  "mcf", "multipath", "0123456"):
+        assert words in text, words
+    # the paper's medians: stars at 71 (1 %) and 30 (10 %) in 6a, 66 and 25 in 6b
+    stars = [ln for a in fig.axes[:2] for ln in a.lines if ln.get_marker() == "*"]
+    assert [list(ln.get_ydata()) for ln in stars] == [[71.0, 30.0], [66.0, 25.0]]
+    files = plotting.save_figure(fig, tmp_path / "figs" / "fig6")
+    assert [f.name for f in files] == ["fig6.png", "fig6.pdf"]
+    assert_valid_figures(files)
+    # no reference, one k, caller's axes
+    fig2 = plotting.plot_maxflow(mf, panels=["sr_ecmp"], k=2, reference=False)
+    assert "sr k = 2" in fig2.axes[0].get_title()
+    assert not [ln for ln in fig2.axes[0].lines if ln.get_marker() == "*"]
+    with pytest.raises(UsageError, match="k = 3"):
+        plotting.plot_maxflow(mf, k=3)
+    with pytest.raises(UsageError, match="unknown panel"):
+        plotting.plot_maxflow(mf, panels=["nope"])
+
+
+def test_disjoint_figure(tmp_path: Path) -> None:
+    dj = load_results(make_disjoint(tmp_path / "dj"))
+    fig = plotting.plot_disjoint(dj)
+    text = figure_texts(fig)
+    for words in ("Figure 7", "(a) max vs greedy", "(b) sps", "CDF (share of topologies)",
+                  "mean link-disjoint paths per edge-router pair", "greedy = max on 1 of 2",
+                  "50.0 %", "paper: 70 %", "sps k = 3, mean 1.80", "max, mean 2.00",
+                  "sps k = 1, 2, 3", "pairs: edge routers"):
+        assert words in text, words
+    star = [ln for ln in fig.axes[2].lines if ln.get_marker() == "*"]
+    assert list(star[0].get_ydata()) == [0.7]
+    assert_valid_figures(plotting.save_figure(fig, tmp_path / "fig7", formats=["png"]))
+
+
+def test_topology_figure(tmp_path: Path) -> None:
+    st = load_results(make_stats(tmp_path / "stats.csv"))
+    fig = plotting.plot_topologies(st)
+    text = figure_texts(fig)
+    for words in ("Figure 5", "4 of 5", "routers per topology after pruning (count",
+                  "links per topology after pruning", "CDF (share of topologies)",
+                  "router degree", "median 12", "no degree histograms"):
+        assert words in text, words
+    # degree shares from histograms: 2 nodes of degree 2, 1 of degree 3, 1 of degree 9 (>= 8)
+    recs = [{"name": "A", "pruned_nodes": 4, "pruned_links": 5,
+             "degree_histogram": [0, 0, 2, 1, 0, 0, 0, 0, 0, 1]}]
+    d = distributions(recs)
+    assert d["degree_shares"][2] == [50.0] and d["degree_shares"][8] == [25.0]
+    own = matplotlib.figure.Figure()
+    ax = own.subplots()
+    assert plotting.plot_topologies(recs, ax, panels=["degree"]) is own
+    assert "degree" in ax.get_title() and "%" in ax.get_ylabel()
+    with pytest.raises(UsageError, match="2 axes given"):
+        plotting.plot_topologies(recs, list(own.subplots(1, 2)))
+
+
+NAMES = ["zoo/Abilene", "zoo/Aarnet", "zoo/Nsfnet"]
+
+
+@pytest.mark.slow
+def test_real_run(tmp_path: Path, zoo_installed: Path) -> None:
+    stats = topo_stats(NAMES)
+    assert [r["name"] for r in stats] == ["Abilene", "Aarnet", "Nsfnet"]
+    fig = plotting.plot_topologies(stats)
+    assert "3 of 3" in figure_texts(fig) and "(3 topologies)" in figure_texts(fig)
+    run_maxflow_study(NAMES, tmp_path / "mf", MaxflowConfig(heavy=(5, 10), ks=(2, 4)),
+                      progress=False)
+    run_disjoint_study(NAMES, tmp_path / "dj", DisjointConfig(ks=(1, 2, 3, 4)), progress=False)
+    res = load_results(tmp_path / "mf")
+    assert res.kind == "maxflow"  # from meta.json
+    text = figure_texts(plotting.plot_maxflow(res))
+    assert "3 topologies" in text and "sr k = 4 (study: k = 2, 4)" in text
+    name, fig7 = plotting.plot_results(load_results(tmp_path / "dj"))
+    assert name == "fig7-disjoint" and "Figure 7" in figure_texts(fig7)
+    # a stats CSV has no degree histograms: they come back from the files in its source column
+    tpcstudy.io.write_csv(tmp_path / "stats.csv", list(stats),
+                          tpcstudy.study.stats.STATS_COLUMNS)
+    st = load_results(tmp_path / "stats.csv")
+    assert "degree_histogram" not in st[0] and distributions(st)["with_histogram"] == 0
+    assert fill_degree_histograms(st) == 0
+    assert "(3 topologies)" in plotting.plot_topologies(st).axes[2].get_title()
+    # what the hosts are given: a path table
+    table = tpcstudy.path_table(tpcstudy.read_topology("zoo/Abilene"), k=4, paths=5)
+    text = figure_texts(plotting.plot_path_table(table))
+    for words in ("Abilene (20 map entries; sps k = 4, at most 5 paths)", "mean 1.80",
+                  "segments in the SRH (count)", "default path (slot 0), n = 20", "backup"):
+        assert words in text, words
+    rows = [dict(r, topology="Abilene") for r in table.to_rows()]
+    assert "20 map entries" in figure_texts(plotting.plot_path_table(rows))

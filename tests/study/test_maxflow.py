@@ -1,0 +1,68 @@
+"""tpcstudy.study.maxflow: the configuration's checks, run_maxflow_study (the library's way to run
+the study: resumable, meta.json with its kind), and the one summary the command line prints and
+Figure 6 draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import make_maxflow, read_rows
+
+from tpcstudy.errors import UsageError
+from tpcstudy.study import MaxflowConfig, load_results, read_meta, run_maxflow_study
+from tpcstudy.study.maxflow import (format_summary, improvement_table, summarize, summary_line)
+
+
+def test_config_normalises_and_checks() -> None:
+    c = MaxflowConfig(heavy=(10, 1), seeds=(3,), models=("sr", "sr", "mcf"), ks=(4, 2, 4))
+    assert c.models == ("ecmp", "sr", "mcf") and c.ks == (2, 4) and c.heavy == (10.0, 1.0)
+    for bad, match in (({"heavy": (0,)}, "heavy"), ({"heavy": (101,)}, "heavy"),
+                       ({"models": ("bogus",)}, "unknown model 'bogus'"), ({"ks": (0,)}, "k:"),
+                       ({"seeds": ()}, "seeds"), ({"solver": "cplex"}, "solver"),
+                       ({"weight": "nope"}, "weight rule")):
+        with pytest.raises(UsageError, match=match):
+            MaxflowConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_one_table_for_the_summary_and_the_figure(tmp_path: Path) -> None:
+    mf = load_results(make_maxflow(tmp_path / "mf"))
+    t = improvement_table(mf)  # seeds averaged per topology
+    assert t[("sr k=4", 1.0)] == pytest.approx({"Alpha": 60.0, "Beta": 30.0, "Gamma": 12.0})
+    assert t[("sr k=2", 10.0)]["Alpha"] == pytest.approx(50.0)
+    assert t[("mcf", 1.0)]["Beta"] == pytest.approx(50.0)
+    assert t[("sr k=4/multipath", 1.0)]["Alpha"] == pytest.approx(100 * (1.6 / 1.1 - 1))
+    assert "Tree" not in t[("sr k=4", 1.0)]
+    # the same summary from rows as read (strings) and as loaded (numbers)
+    for rows in (mf, read_rows(tmp_path / "mf" / "results.csv")):
+        s = {(x["series"], x["heavy"]): x for x in summarize(rows)}
+        assert s[("sr k=4", 1.0)]["median"] == pytest.approx(30.0)
+        assert s[("sr k=4", 1.0)]["q1"] == pytest.approx(21.0)
+        assert s[("sr k=4", 1.0)]["topologies"] == 3
+    text = format_summary(summarize(mf))
+    assert "improvement in %" in text and "paper: median sr over ecmp 71 % at 1 %" in text
+    assert summary_line(mf) == ("median improvement (k = 4): 1 %: sr/ecmp 30.0 (paper: 71), "
+                                f"sr/multipath {100 * (1.3 / 1.05 - 1):.1f}; 10 %: sr/ecmp 30.0 "
+                                f"(paper: 30), sr/multipath {100 * (1.3 / 1.05 - 1):.1f}")
+    assert summary_line(mf, k=2).startswith("median improvement (k = 2): 1 %: sr/ecmp 25.0")
+
+
+def test_run_maxflow_study_resumes_and_records_its_kind(tmp_path: Path,
+                                                        zoo_installed: Path) -> None:
+    topos = ["zoo/Abilene", "zoo/Ai3"]  # Ai3 is a tree: skipped rows
+    config = MaxflowConfig(heavy=(20,), models=("sr",), ks=(2,))
+    run, rows = run_maxflow_study(topos, tmp_path / "out", config, progress=False)
+    assert (run.total, run.completed, run.failed) == (2, 2, [])
+    assert {(r["topology"], r["model"], r["status"]) for r in rows} == {
+        ("Abilene", "ecmp", "ok"), ("Abilene", "sr", "ok"), ("Ai3", "ecmp", "skipped"),
+        ("Ai3", "sr", "skipped")}
+    meta = read_meta(tmp_path / "out")
+    assert meta["study"]["kind"] == "maxflow" and meta["study"]["config"]["topo"] == \
+        "zoo/Abilene,zoo/Ai3"
+    run2, rows2 = run_maxflow_study(topos, tmp_path / "out", config, progress=False)
+    assert run2.skipped == 2 and rows2 == rows
+    with pytest.raises(UsageError, match="different study"):
+        run_maxflow_study(topos, tmp_path / "out", MaxflowConfig(heavy=(10,)), progress=False)
+    run3, _ = run_maxflow_study(topos, tmp_path / "out", MaxflowConfig(heavy=(10,)),
+                                progress=False, overwrite=True)
+    assert run3.skipped == 0

@@ -1,0 +1,75 @@
+"""tpcstudy.study.store: the results folder (part files, results.csv, leftovers, changed
+columns) and reading one back (load_results: the kind from meta.json, else from the columns)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import (TASK_COLUMNS, TASK_KEY, make_disjoint, make_maxflow, make_stats,
+                     numbered_tasks, read_rows, run_numbered)
+
+from tpcstudy.errors import UsageError
+from tpcstudy.study import ResultStore, load_results
+
+
+def test_leftover_temporaries_are_removed(tmp_path: Path) -> None:
+    (tmp_path / "parts").mkdir(parents=True)
+    junk = tmp_path / "parts" / ".T00.csv.abc.tmp"
+    junk.write_text("topology,se")
+    run_numbered(tmp_path, tasks=numbered_tasks(1))
+    assert not junk.exists() and len(read_rows(tmp_path / "results.csv")) == 2
+
+
+def test_changed_columns_refused(tmp_path: Path) -> None:
+    run_numbered(tmp_path, tasks=numbered_tasks(1))
+    with pytest.raises(UsageError, match="columns"):
+        ResultStore(tmp_path, TASK_COLUMNS + ["extra"], TASK_KEY)
+    with pytest.raises(UsageError, match="key column"):
+        ResultStore(tmp_path / "x", TASK_COLUMNS, ["missing"])
+
+
+def test_load_detects_kinds(tmp_path: Path) -> None:
+    mf = load_results(make_maxflow(tmp_path / "mf"))
+    dj = load_results(make_disjoint(tmp_path / "dj"))
+    st = load_results(make_stats(tmp_path / "stats.csv"))
+    assert (mf.kind, dj.kind, st.kind) == ("maxflow", "disjoint", "topo")
+    assert mf.config["capacity"] == "uniform" and mf.seeds == [0, 1] and mf.label == "mf"
+    r = next(x for x in mf if x["model"] == "multipath")
+    assert r["k"] is None and isinstance(r["heavy"], float) and r["topology"] == "Alpha"
+    # the same files without meta.json: told apart by their columns; results.csv directly too
+    bare = make_maxflow(tmp_path / "bare", meta=False)
+    assert load_results(bare).kind == "maxflow"
+    assert load_results(bare / "results.csv").kind == "maxflow"
+    assert load_results(tmp_path / "dj" / "meta.json").kind == "disjoint"
+    # a folder holding one stats file
+    make_stats(tmp_path / "statsdir" / "zoo.csv")
+    assert load_results(tmp_path / "statsdir").kind == "topo"
+
+
+def test_kind_recorded_in_meta_wins(tmp_path: Path) -> None:
+    """A study writes its kind into meta.json; that is what a folder is read as."""
+    folder = make_maxflow(tmp_path / "mf")
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["study"]["kind"] = "disjoint"
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert load_results(folder).kind == "disjoint"
+
+
+def test_load_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file"):
+        load_results(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="not a result folder"):
+        load_results(tmp_path / "empty")
+    (tmp_path / "running").mkdir()
+    (tmp_path / "running" / "meta.json").write_text("{}")
+    with pytest.raises(UsageError, match="no results.csv"):
+        load_results(tmp_path / "running")
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(UsageError, match="not a tpcstudy result"):
+        load_results(tmp_path / "other.csv")
+    (tmp_path / "x.json").write_text("[1, 2]")
+    with pytest.raises(UsageError, match="topo stats"):
+        load_results(tmp_path / "x.json")

@@ -1,0 +1,61 @@
+"""``tpcstudy disjoint``: the disjoint-path study (Figure 7 of "The TCPPathChanger")."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..study.disjoint import DisjointConfig, format_summary, run_disjoint_study, summarize
+from ..study.executors import executor_scope
+from ..study.store import ERROR, STATUS
+from .options import add_executor_options, add_topology_options, apply_mirror, parse_k_list
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "disjoint", help="link-disjoint paths per router pair: max, greedy, sps with k segments",
+        description="Per topology (pruned), the mean/min/max number of link-disjoint paths per "
+                    "ordered edge-router pair for max, greedy and sps with each k, plus a "
+                    "failure view of the exported path sets (docs/method.md section 5). "
+                    "Resumable: rerun the same command to continue.")
+    add_topology_options(p)
+    p.add_argument("--k", default="1-6", metavar="LIST",
+                   help="sps segment limits, e.g. 1-6 (default) or 1,2,4")
+    p.add_argument("--pairs", choices=("edge", "all"), default="edge",
+                   help="ordered pairs of edge routers (default) or of all routers")
+    p.add_argument("--max-pairs", type=int, default=None, metavar="N",
+                   help="at most N pairs per topology: a uniform random sample (seeded) where a "
+                        "topology has more (default: all pairs)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the pair sample (default 0)")
+    add_executor_options(p)
+    p.add_argument("--threads", type=int, default=1,
+                   help="core threads per topology (default 1; results do not depend on it)")
+    p.add_argument("--out", required=True, metavar="DIR", help="results folder")
+    p.add_argument("--paths-out", metavar="FILE",
+                   help="also write every pair's paths as JSON lines (gzip if FILE ends .gz)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_disjoint)
+
+
+def cmd_disjoint(args: argparse.Namespace) -> int:
+    apply_mirror(args)
+    config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
+                            max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
+                            threads=args.threads)
+    t0 = time.perf_counter()
+    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
+        run, rows = run_disjoint_study(args.topo, args.out, config, jobs=args.jobs,
+                                       paths_out=args.paths_out,
+                                       progress=not args.no_progress, executor=executor)
+    print(format_summary(summarize(rows)))
+    print("")
+    print(f"{run.total} tasks: {run.skipped} already done, {run.completed} run "
+          f"({len(run.failed)} failed) in {time.perf_counter() - t0:.1f} s; results in "
+          f"{run.results}" + (f"; paths in {args.paths_out}" if args.paths_out else ""))
+    for r in rows:
+        if r.get(STATUS) == "failed":
+            print(f"tpcstudy: error: {r['topology']}: {r.get(ERROR, '').splitlines()[0]}",
+                  file=sys.stderr)
+    return 1 if run.failed else 0

@@ -1,0 +1,91 @@
+"""``tpcstudy export``: path tables for the TPC eBPF agent, and ``--inspect`` to decode one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExportError, UsageError
+from ..export import (FORMATS, SELECT_RULES, VARIANTS, format_inspection, inspect_file,
+                      path_table, write_paths)
+from ..io import json_text, read_topologies
+from ..paths import DEFAULT_K, DEFAULT_PATHS
+from ..topology import prune
+from .options import add_topology_options, apply_mirror
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "export", help="path tables for the TPC eBPF agent (SRH maps, OVSDB rows, JSON)",
+        description="Write, per (source edge router, destination prefix), the default IGP path "
+                    "and sps link-disjoint paths as the TPC agent reads them "
+                    "(docs/srh-map.md), or decode such a file with --inspect.")
+    add_topology_options(p, topo_required=False)
+    p.add_argument("--out", metavar="DIR", help="output folder (one subfolder per topology when "
+                                                "--topo names several)")
+    p.add_argument("--format", action="append", choices=FORMATS,
+                   help="json (readable table, the default), bpf (bpftool batch + binary per "
+                        "source router) or ovsdb (SRN Paths rows); repeat for several")
+    p.add_argument("--variant", choices=list(VARIANTS), default="n_rto",
+                   help="agent program family for bpf: n_rto (dest_map, 1556-byte values), "
+                        "exp3_lowest_completion (short_dest_map, 1652), exp3_lowest_delay (1684)")
+    p.add_argument("--pin", metavar="PATH",
+                   help="pinned map path in batch files (default /sys/fs/bpf/tpc/<map name>)")
+    p.add_argument("-k", "--k", type=int, default=DEFAULT_K,
+                   help="segment limit of the sps paths (default 4, at most 9)")
+    p.add_argument("--paths", type=int, default=DEFAULT_PATHS,
+                   help="paths per destination, default path included (default 5, at most 8)")
+    p.add_argument("--select", choices=SELECT_RULES, default="sps",
+                   help="backups after the default path: sps link-disjoint paths (default), or "
+                        "maxflow: the sr-paths the max-flow LP over the pairs uses most, then sps")
+    p.add_argument("--plan", metavar="FILE.json",
+                   help="addressing plan {loopbacks: {router: addr}, prefixes: {router: "
+                        "[prefix]}} (default: hashed fc00::/7 plan; written as plan.json); with "
+                        "--inspect, the plan that names routers")
+    p.add_argument("--pairs", metavar="FILE",
+                   help="only these pairs: 'source,destination' router names per line")
+    p.add_argument("--allow-wide-prefix", action="store_true",
+                   help="accept destination prefixes shorter than /64 (the map key covers only "
+                        "their first /64)")
+    p.add_argument("--link-mbps", type=float, default=1000.0,
+                   help="Mbit/s per link when capacities are uniform (default 1000; 0 writes 0)")
+    p.add_argument("--inspect", metavar="FILE",
+                   help="decode a .bin or bpftool batch file and print it (no export)")
+    p.add_argument("--json", action="store_true", help="with --inspect: print JSON")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.inspect:
+        res = inspect_file(args.inspect, plan=args.plan)
+        sys.stdout.write(json_text(res) if args.json else format_inspection(res))
+        return 0
+    if not args.topo or not args.out:
+        raise UsageError("export needs --topo and --out (or --inspect FILE)")
+    apply_mirror(args)
+    topos = list(read_topologies(args.topo, capacity=args.capacity, weight=args.weight))
+    many = len(topos) > 1
+    if many and (args.plan or args.pairs):
+        raise UsageError("--plan and --pairs apply to one topology; --topo names "
+                         f"{len(topos)}")
+    formats = list(dict.fromkeys(args.format or ["json"]))
+    for topo in topos:
+        t = prune(topo)
+        if len(t.edge_routers) < 2 and not args.pairs:
+            msg = f"{topo.name}: fewer than 2 edge routers after pruning, nothing to export"
+            if not many:
+                raise ExportError(msg)
+            print(f"tpcstudy: skipped {msg}", file=sys.stderr)
+            continue
+        table = path_table(t, k=args.k, paths=args.paths, plan=args.plan, pairs=args.pairs,
+                           link_mbps=args.link_mbps, select=args.select)
+        out = Path(args.out) / topo.name if many else Path(args.out)
+        files = write_paths(table, out, formats=formats, variant=args.variant, pin=args.pin,
+                            allow_wide_prefix=args.allow_wide_prefix)
+        n_paths = sum(len(e.paths) for e in table.entries)
+        print(f"{topo.name}: {len(table.entries)} entries, {n_paths} paths, "
+              f"{len(table.sources)} sources -> {out} ({len(files)} files: "
+              f"{', '.join(formats)}{'; variant ' + args.variant if 'bpf' in formats else ''})")
+    return 0

@@ -1,0 +1,79 @@
+"""``tpcstudy maxflow``: the max-flow study (Figure 6 of "The TCPPathChanger").
+
+For a random share of the ordered edge-router pairs (the heavy hitters: the few pairs carrying
+most traffic), the maximum total flow with single-path ECMP (ecmp), MPTCP over ECMP
+(multipath), Segment Routing with at most k segments (sr) and any routing (mcf, the bound).
+One row per topology, heavy percent, seed, model and k; re-running the same command resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..errors import UsageError
+from ..lp import SOLVERS
+from ..study.executors import executor_scope
+from ..study.maxflow import MaxflowConfig, format_summary, run_maxflow_study, summarize
+from .options import (add_executor_options, add_topology_options, apply_mirror, parse_k_list,
+                      parse_list)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("maxflow", help="max-flow study: ecmp vs multipath vs SR vs the mcf bound",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_topology_options(p)
+    p.add_argument("--heavy", default="1,5,10",
+                   help="heavy-hitter pairs, percent of ordered edge-router pairs (default 1,5,10)")
+    p.add_argument("--seeds", type=int, default=1, help="random draws per percent (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    p.add_argument("--models", default="ecmp,multipath,sr,mcf",
+                   help="models to solve (default ecmp,multipath,sr,mcf; ecmp is always added)")
+    p.add_argument("--k", default="4", help="segment limits for sr, e.g. 4 or 2,3,4,6 or 1-6")
+    p.add_argument("--solver", default="highs", choices=SOLVERS,
+                   help="LP backend: highs (default), glop, pdlp (OR-Tools), pulp (CBC)")
+    p.add_argument("--demands", default=None, metavar="FILE|auto",
+                   help="bound each pair by a demand: a REPETITA .demands file, or 'auto' for the "
+                        "NAME.*.demands next to each NAME.graph (pairs = the demand matrix)")
+    p.add_argument("--no-prune", action="store_true", help="do not prune tree parts")
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="seconds per model solve; a row over it is marked failed")
+    p.add_argument("--write-lp", default=None, metavar="FILE",
+                   help="write each final LP (FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp)")
+    add_executor_options(p)
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="results folder (meta.json, results.csv); re-running resumes")
+    p.add_argument("--overwrite", action="store_true",
+                   help="discard the results in DIR (e.g. a study with other settings) and start "
+                        "over")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_maxflow)
+
+
+def cmd_maxflow(args: argparse.Namespace) -> int:
+    apply_mirror(args)
+    if args.seeds < 1:
+        raise UsageError("--seeds must be >= 1")
+    config = MaxflowConfig(
+        heavy=tuple(parse_list(args.heavy, float, "--heavy")),
+        seeds=tuple(range(args.seed, args.seed + args.seeds)),
+        models=tuple(parse_list(args.models, str, "--models")), ks=parse_k_list(args.k),
+        capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
+        prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp)
+    t0 = time.perf_counter()
+    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
+        run, rows = run_maxflow_study(args.topo, args.out, config, jobs=args.jobs,
+                                      progress=not args.no_progress, executor=executor,
+                                      overwrite=args.overwrite)
+    print(format_summary(summarize(rows)))
+    failed = [r for r in rows if r.get("status") == "failed"]
+    skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
+    print(f"{run.total} topologies ({run.skipped} already done), {len(rows)} rows, "
+          f"{len(skipped)} topologies skipped (< 2 edge routers), {len(failed)} failed rows; "
+          f"{time.perf_counter() - t0:.1f} s; results in {run.results}")
+    for r in failed[:10]:
+        print(f"  failed: {r['topology']} heavy {r['heavy']} seed {r['seed']} {r['model']} "
+              f"k {r['k']}: {r['error']}", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,70 @@
+"""``tpcstudy plot``: Figures 5-7 of "The TCPPathChanger" from study outputs (PNG, PDF, SVG)."""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List
+
+from ..errors import UsageError
+from ..study.stats import fill_degree_histograms, topo_stats
+from ..study.store import Results, load_results
+from ..study.summary import summary_line
+from .options import add_topology_options, apply_mirror
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "plot", help="Figures 5-7 of the TCPPathChanger paper from topo stats and study results "
+                     "(PNG, PDF)",
+        description="Draw the paper's figures from study outputs: topology statistics (a 'topo "
+                    "stats --out' CSV or '--json' file, or --topo SPEC to compute them) -> Figure "
+                    "5; a maxflow results folder -> Figure 6; a disjoint results folder -> Figure "
+                    "7. The kind is read from meta.json and the CSV columns.")
+    p.add_argument("inputs", nargs="*", metavar="DIR_OR_FILE",
+                   help="result folders (meta.json + results.csv) or topo stats CSV/JSON files")
+    add_topology_options(p, topo_required=False)
+    p.add_argument("--out", required=True, metavar="FIGDIR", help="folder for the figures")
+    p.add_argument("--format", default="png,pdf", help="comma-separated: png, pdf, svg "
+                                                       "(default png,pdf)")
+    p.add_argument("--k", type=int, default=None,
+                   help="sr segment limit for Figure 6a/6b (default 4, else the largest)")
+    p.add_argument("--dpi", type=int, default=150, help="PNG resolution (default 150)")
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    try:  # matplotlib is an optional dependency: only this verb needs it
+        from .. import plotting
+    except ImportError as exc:
+        raise UsageError(f"tpcstudy plot needs matplotlib: pip install 'tpcstudy[plot]' "
+                         f"({exc})") from None
+
+    apply_mirror(args)
+    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    if not formats:
+        raise UsageError("--format: empty list")
+    inputs: List[Results] = [load_results(p) for p in args.inputs]
+    if args.topo:
+        inputs.append(topo_stats(args.topo, capacity=args.capacity, weight=args.weight))
+    if not inputs:
+        raise UsageError("nothing to plot: give result folders or files, or --topo SPEC")
+    kinds: Dict[str, int] = defaultdict(int)
+    for r in inputs:
+        kinds[r.kind] += 1
+    out = Path(args.out)
+    for r in inputs:
+        if not r:
+            raise UsageError(f"{r.source}: no rows to plot")
+        kw: Dict[str, Any] = {"k": args.k} if r.kind == "maxflow" and args.k else {}
+        if r.kind == "topo":
+            fill_degree_histograms(r)  # the CSV has none: re-read the files it names
+        name, fig = plotting.plot_results(r, **kw)
+        if kinds[r.kind] > 1:
+            name = f"{name}-{r.label}"
+        files = plotting.save_figure(fig, out / name, formats=formats, dpi=args.dpi)
+        print(f"{r.source} ({r.kind}, {len(r)} rows): " + summary_line(r, k=kw.get("k")))
+        for f in files:
+            print(f"  wrote {f}")
+    return 0

@@ -1,0 +1,104 @@
+"""Reading an exported file back (``tpcstudy export --inspect``): a ``.bin`` or bpftool batch
+file decoded into a readable table, router names taken from the plan."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+from ..errors import ExportError, PlanError, UsageError
+from .addressing import AddressPlan, read_plan
+from .bpf import BIN_MAGIC, records_of_batch, records_of_binary
+from .layout import KEY_SIZE, decode_value
+
+__all__ = ["inspect_file", "format_inspection"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _find_plan(path: Path) -> Optional[AddressPlan]:
+    for cand in (path.parent / "plan.json", path.parent.parent / "plan.json"):
+        if cand.is_file():
+            try:
+                return read_plan(cand)
+            except PlanError:
+                return None
+    return None
+
+
+def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
+    """Decode a binary (``.bin``) or bpftool batch file back into a readable table.
+
+    Router names come from ``plan`` (an :class:`AddressPlan` or plan file), else from the
+    ``plan.json`` next to the file (or one folder up), else are left out.
+
+    Returns
+    -------
+    dict
+        ``{"file", "variant", "map", "source", "source_loopback", "entries": [{"key", "dest",
+        "destination", "max_reward", "paths": [{"slot", "segments", "waypoints", "bw_mbps",
+        "delay_ms"}], "weights", "last_srtt", "problems"}]}``.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if data.startswith(BIN_MAGIC):
+        head, recs = records_of_binary(data, str(p))
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ExportError(f"{p}: neither a tpcstudy binary path file nor a bpftool batch "
+                              f"file") from None
+        head, recs = records_of_batch(text, str(p))
+    the_plan = (_find_plan(p) if plan is None else
+                plan if isinstance(plan, AddressPlan) else read_plan(plan))
+
+    def name(addr: ipaddress.IPv6Address) -> Optional[str]:
+        return the_plan.router_of(addr) if the_plan else None
+
+    entries = []
+    for key, val in recs:
+        d = decode_value(val, head["variant"])
+        problems = list(d.problems)
+        if d.dest.packed[:KEY_SIZE] != key:
+            problems.append(f"key {key.hex()} is not the first 64 bits of dest {d.dest}")
+        entries.append({
+            "key": key.hex(), "dest": str(d.dest),
+            "destination": the_plan.router_of_key(key) if the_plan else None,
+            "max_reward": d.max_reward,
+            "paths": [{"slot": x.slot, "segments": [str(a) for a in x.segments],
+                       "waypoints": [name(a) for a in x.segments],
+                       "bw_mbps": x.bw_mbps, "delay_ms": x.delay_ms} for x in d.paths],
+            "weights": d.weights, "last_srtt": d.last_srtt, "problems": problems})
+    src_loop = head["source_loopback"]
+    source = name(ipaddress.IPv6Address(src_loop)) if src_loop else None
+    return {"file": str(p), **head, "source": source, "entries": entries}
+
+
+def format_inspection(result: Dict[str, Any]) -> str:
+    """The readable text :func:`inspect_file` results print as."""
+    lines = [f"{result['file']}: variant {result['variant']}, map {result['map']}, "
+             f"{len(result['entries'])} entries"
+             + (f", source {result['source']} ({result['source_loopback']})"
+                if result.get("source_loopback") else "")]
+    for e in result["entries"]:
+        dest = f" {e['destination']}" if e["destination"] else ""
+        lines.append(f"key {e['key']}  dest {e['dest']}{dest}  max_reward {e['max_reward']}")
+        for p in e["paths"]:
+            hops = " -> ".join(f"{a} ({n})" if n else a for a, n in zip(p["segments"],
+                                                                         p["waypoints"]))
+            n = len(p["segments"])
+            lines.append(f"  slot {p['slot']}: bw {p['bw_mbps']} Mbit/s, delay {p['delay_ms']} "
+                         f"ms, {n} segment{'s' if n != 1 else ''}: {hops}")
+        if e["weights"]:
+            lines.append("  weights " + " ".join(f"{w:g}" for w in e["weights"])
+                         + ("  last_srtt " + " ".join(str(x) for x in e["last_srtt"])
+                            if e["last_srtt"] else ""))
+        for prob in e["problems"]:
+            lines.append(f"  problem: {prob}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""What the figures share: figures and axes, CDFs, captions with the study's configuration,
+colours, and saving (PNG, PDF, SVG; atomically, with no dates inside).
+
+Figures are plain :class:`matplotlib.figure.Figure` objects drawn with the Agg canvas: no
+``pyplot`` state, no screen.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from pathlib import Path
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..errors import UsageError
+from ..io import atomic_write_bytes
+from ..study.store import Results
+
+__all__ = ["COLORS", "new_figure", "axes_for", "cdf", "caption", "source_name", "fmt_list",
+           "config_caption", "sequential", "save_figure"]
+
+COLORS = {"ecmp": "#7f7f7f", "multipath": "#1f77b4", "sr": "#2ca02c", "mcf": "#9467bd",
+          "max": "#000000", "greedy": "#ff7f0e", "paper": "#d62728"}
+
+
+def new_figure(n: int, *, width: float = 5.0, height: float = 4.0) -> Any:
+    fig = Figure(figsize=(width * n, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.subplots(1, n)
+    return fig
+
+
+def axes_for(ax: Any, n: int, **kw: Any) -> Tuple[Any, List[Any]]:
+    """(figure, list of n axes): new ones, or the caller's ``ax`` (one Axes or a sequence)."""
+    if ax is None:
+        fig = new_figure(n, **kw)
+        return fig, list(fig.axes)
+    axes = [ax] if isinstance(ax, Axes) else list(getattr(ax, "flat", ax))
+    if len(axes) != n:
+        raise UsageError(f"{n} panel(s) to draw but {len(axes)} axes given")
+    return axes[0].figure, axes
+
+
+def cdf(ax: Any, values: Sequence[float], **kw: Any) -> None:
+    xs = sorted(values)
+    n = len(xs)
+    if not n:
+        return
+    ys = [(i + 1) / n for i in range(n)]
+    ax.step([xs[0]] + xs, [0.0] + ys, where="post", **kw)
+
+
+def caption(fig: Any, text: str) -> None:
+    """The configuration under the figure, wrapped to its width (about 14 characters of 8 pt
+    text per inch)."""
+    if text:
+        width = max(40, int(fig.get_figwidth() * 14))
+        fig.supxlabel("\n".join(textwrap.wrap(text, width)), fontsize=8, color="#444444")
+
+
+def source_name(results: Any) -> str:
+    topo = ""
+    if isinstance(results, Results):
+        topo = str(results.config.get("topo") or "")
+    if topo == "zoo":
+        return "Topology Zoo"
+    if topo.startswith("zoo/"):
+        return f"Topology Zoo {topo[4:]}"
+    if topo:
+        name = Path(topo).name
+        return f"REPETITA {name}" if "repetita" in topo.lower() else name
+    return ""
+
+
+def _rule(value: Any, what: str) -> str:
+    if value in (None, ""):
+        return ""
+    v = str(value).split(":")[0]
+    if v == "file":
+        return f"{what} from the topology files"
+    return f"{what} {v}"
+
+
+def fmt_list(values: Iterable[Any], unit: str = "") -> str:
+    return ", ".join(f"{float(v):g}" if isinstance(v, (int, float)) else str(v)
+                     for v in values) + unit
+
+
+def config_caption(results: Any, *, kind: str, n_topos: int, k: Optional[int] = None,
+                    extra: str = "") -> str:
+    cfg = results.config if isinstance(results, Results) else {}
+    parts = []
+    src = source_name(results)
+    parts.append(f"{src + ': ' if src else ''}{n_topos} topologies")
+    cap = _rule(cfg.get("capacity", cfg.get("capacity_rule")), "capacities")
+    wei = _rule(cfg.get("weight", cfg.get("weight_rule")), "IGP weights")
+    parts += [x for x in (cap, wei) if x]
+    if kind == "maxflow":
+        if cfg.get("heavy"):
+            parts.append(f"heavy hitters {fmt_list(cfg['heavy'], ' %')} of ordered edge-router "
+                         "pairs")
+        seeds = results.seeds if isinstance(results, Results) else []
+        if seeds:
+            parts.append(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} per fraction"
+                         + (" (averaged per topology)" if len(seeds) > 1 else ""))
+        if k is not None:
+            parts.append(f"sr k = {k}" + (f" (study: k = {fmt_list(cfg['k'])})"
+                                         if len(cfg.get("k") or []) > 1 else ""))
+        if cfg.get("demands"):
+            parts.append(f"demands {cfg['demands']}")
+    if kind == "disjoint":
+        if cfg.get("pairs"):
+            parts.append(f"pairs: {cfg['pairs']} routers")
+        if cfg.get("k"):
+            parts.append(f"sps k = {fmt_list(cfg['k'])}")
+    if extra:
+        parts.append(extra)
+    meta = results.meta if isinstance(results, Results) else {}
+    if meta.get("git_commit"):
+        parts.append(f"tpcstudy {meta.get('tpcstudy', '')} @ {str(meta['git_commit'])[:7]}")
+    return "; ".join(parts)
+
+
+def sequential(n: int) -> List[Any]:
+    cmap = colormaps["viridis"]
+    return [cmap(0.1 + 0.8 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def save_figure(fig: Any, path_stem: Union[str, Path], *, formats: Sequence[str] = ("png", "pdf"),
+                dpi: int = 150) -> List[Path]:
+    """Write ``fig`` as ``<path_stem>.png`` and ``.pdf`` (or ``formats``), each atomically.
+
+    The figure is rendered into memory first, so a crash never leaves a half-written file.
+    PDFs carry no creation date (identical inputs give identical files). Returns the paths.
+    """
+    stem = Path(path_stem)
+    if stem.suffix.lower() in (".png", ".pdf", ".svg"):
+        stem = stem.with_suffix("")
+    out = []
+    for fmt in formats:
+        fmt = fmt.lower().lstrip(".")
+        if fmt not in ("png", "pdf", "svg"):
+            raise UsageError(f"unknown figure format {fmt!r}; choose png, pdf or svg")
+        buf = io.BytesIO()
+        metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None},
+                    "svg": {"Date": None}}[fmt]
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+        path = stem.parent / f"{stem.name}.{fmt}"
+        atomic_write_bytes(path, buf.getvalue())
+        out.append(path)
+    return out

@@ -1,0 +1,336 @@
+"""Where a study's tasks run: in this process, in a local process pool, or on Dask distributed.
+
+Every study runs its tasks the same way::
+
+    with executor_scope(kind, jobs, scheduler) as executor:
+        summary = run_tasks(tasks, fn, store, jobs=jobs, executor=executor, ...)
+
+``local`` runs the tasks one after the other in this process, ``process`` in a pool of ``jobs``
+worker processes, ``dask`` on a Dask distributed cluster: the one at ``scheduler``
+(``tcp://HOST:8786``, or a ``dask scheduler --scheduler-file`` JSON file), else a
+:class:`distributed.LocalCluster` of ``jobs`` single-threaded worker processes started for the
+run. Without a kind the choice is made by ``jobs`` (1: local, more: process), or ``dask`` when a
+scheduler is given.
+
+Results do not depend on the executor. Workers only compute and return rows; the client
+process alone writes the results folder (:func:`tpcstudy.study.tasks.run_tasks`), so a worker
+that dies loses no finished task: Dask runs its task again on another worker, and a task that
+kept killing workers (``distributed.scheduler.allowed-failures``, 3 by default) is stored as
+failed and run again by the next invocation of the same command.
+
+Dask workers unpickle the task function by name (``tpcstudy.study.tasks.call`` and the study's
+module-level task function), so every worker needs tpcstudy installed, and the topology files
+at the same absolute paths as on the client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import uuid
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import as_completed as futures_as_completed
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
+
+from .. import _core
+from .._version import __version__
+from ..errors import ClusterError, UsageError
+
+__all__ = ["EXECUTORS", "FutureLike", "TaskExecutor", "InlineExecutor", "ProcessExecutor",
+           "DaskExecutor", "make_executor", "executor_scope"]
+
+#: The executor kinds (``--executor``).
+EXECUTORS = ("local", "process", "dask")
+
+
+class FutureLike(Protocol):
+    """What :func:`~tpcstudy.study.tasks.run_tasks` needs of a future (``concurrent.futures``, Dask, ...)."""
+
+    def result(self, timeout: Optional[float] = None) -> Any: ...
+
+    def cancel(self) -> bool: ...
+
+
+class TaskExecutor(Protocol):
+    """The pluggable executor contract of :func:`~tpcstudy.study.tasks.run_tasks`.
+
+    ``submit(fn, *args)`` returns a future; ``as_completed(futures)`` yields them as they
+    finish; ``shutdown(cancel=True)`` drops pending work and stops workers promptly (after
+    Ctrl-C).  A Dask ``distributed.Client`` fits with a three-line adapter.
+    """
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> FutureLike: ...
+
+    def as_completed(self, futures: Iterable[FutureLike]) -> Iterator[FutureLike]: ...
+
+    def shutdown(self, cancel: bool = False) -> None: ...
+
+
+class _Deferred:
+    """A future of :class:`InlineExecutor`: the call runs when the result is first asked."""
+
+    def __init__(self, fn: Callable[..., Any], args: Tuple[Any, ...]) -> None:
+        self._fn, self._args = fn, args
+        self._done = False
+        self._value: Any = None
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        if not self._done:
+            self._value = self._fn(*self._args)
+            self._done = True
+        return self._value
+
+    def cancel(self) -> bool:
+        self._done = True
+        return True
+
+
+class InlineExecutor:
+    """Runs tasks one after the other in this process (``jobs=1``), in submission order."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> _Deferred:
+        return _Deferred(fn, args)
+
+    def as_completed(self, futures: Iterable[FutureLike]) -> Iterator[FutureLike]:
+        for f in futures:
+            f.result()
+            yield f
+
+    def shutdown(self, cancel: bool = False) -> None:
+        pass
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's business (it stops the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ProcessExecutor:
+    """A ``ProcessPoolExecutor`` with ``jobs`` workers started by ``spawn``.
+
+    ``spawn`` (not ``fork``) because a forked child of a process in which HiGHS has started
+    its thread pool can deadlock.  Workers ignore SIGINT; :meth:`shutdown` with
+    ``cancel=True`` kills them.
+    """
+
+    def __init__(self, jobs: int, mp_context: str = "spawn") -> None:
+        self.jobs = int(jobs)
+        self._pool = ProcessPoolExecutor(max_workers=self.jobs,
+                                         mp_context=multiprocessing.get_context(mp_context),
+                                         initializer=_ignore_sigint)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
+        return self._pool.submit(fn, *args)
+
+    def as_completed(self, futures: Iterable[FutureLike]) -> Iterator[FutureLike]:
+        return futures_as_completed(futures)  # type: ignore[arg-type]
+
+    def shutdown(self, cancel: bool = False) -> None:
+        if cancel:
+            procs = list((getattr(self._pool, "_processes", None) or {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                if p.is_alive():
+                    p.kill()
+            for p in procs:
+                p.join(timeout=5)
+        else:
+            self._pool.shutdown(wait=True)
+
+
+def _worker_info() -> Dict[str, Any]:
+    """Run on each worker: it unpickles this function (so imports tpcstudy and its compiled
+    core); report the versions."""
+    return {"tpcstudy": __version__, "python": sys.version.split()[0],
+            "core": _core.__name__}
+
+
+class DaskExecutor:
+    """A :class:`TaskExecutor` on Dask distributed.
+
+    Parameters
+    ----------
+    scheduler
+        ``tcp://HOST:PORT`` of a running ``dask scheduler``, or the path of the JSON file it
+        wrote with ``--scheduler-file``.  ``None``: start a :class:`distributed.LocalCluster`
+        of ``jobs`` worker processes with one thread each (closed again by :meth:`shutdown`).
+    jobs
+        Workers of the local cluster (ignored with ``scheduler``).
+    client
+        An existing :class:`distributed.Client` to use instead (it is not closed by
+        :meth:`shutdown`; its pending futures are cancelled).
+    timeout
+        Seconds to wait for the scheduler to answer (default: Dask's
+        ``distributed.comm.timeouts.connect``, 30 s, or ``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``).
+    check_workers
+        Check that the workers connected now import tpcstudy at the client's version; a
+        worker that cannot raises :class:`~tpcstudy.errors.ClusterError`, another version is
+        a warning on stderr.
+
+    Raises
+    ------
+    UsageError
+        ``distributed`` is not installed.
+    ClusterError
+        The scheduler cannot be reached, or a worker cannot import tpcstudy.
+    """
+
+    def __init__(self, scheduler: Optional[str] = None, *, jobs: int = 1, client: Any = None,
+                 timeout: Optional[float] = None, check_workers: bool = True) -> None:
+        try:
+            import distributed
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise UsageError("--executor dask needs Dask distributed: "
+                             "pip install 'tpcstudy[dask]' (or 'dask[distributed]')") from exc
+        self._distributed = distributed
+        self._cluster: Any = None
+        self._own_client = client is None
+        self._futures: List[Any] = []
+        self._run = uuid.uuid4().hex[:8]
+        if client is not None:
+            self.client = client
+        elif scheduler:
+            kw: Dict[str, Any] = {"set_as_default": False}
+            if timeout is not None:
+                kw["timeout"] = timeout
+            try:
+                if os.path.isfile(scheduler):
+                    self.client = distributed.Client(scheduler_file=scheduler, **kw)
+                else:
+                    self.client = distributed.Client(scheduler, **kw)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterError(f"--scheduler {scheduler}: cannot connect to a Dask "
+                                   f"scheduler ({type(exc).__name__}: {exc})") from exc
+        else:
+            if jobs < 1:
+                raise UsageError(f"--jobs must be >= 1, got {jobs}")
+            self._cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1,
+                                                     processes=True, dashboard_address=None)
+            self.client = distributed.Client(self._cluster, set_as_default=False)
+        if check_workers:
+            try:
+                self._check_workers()
+            except BaseException:
+                self.shutdown(cancel=True)
+                raise
+
+    @property
+    def scheduler_address(self) -> str:
+        """The address of the scheduler the client talks to."""
+        return str(self.client.scheduler.address)
+
+    def _check_workers(self) -> None:
+        try:
+            infos = self.client.run(_worker_info)
+        except Exception as exc:
+            raise ClusterError(f"Dask workers at {self.scheduler_address} cannot import tpcstudy "
+                               f"({type(exc).__name__}: {exc}); install it on every worker") from exc
+        mine = __version__
+        other = sorted({str(i.get("tpcstudy")) for i in infos.values()} - {str(mine)})
+        if other:
+            print(f"tpcstudy: warning: Dask workers run tpcstudy {', '.join(other)}, this client "
+                  f"{mine}", file=sys.stderr)
+        if not infos:
+            print(f"tpcstudy: no Dask worker connected to {self.scheduler_address} yet; tasks "
+                  "wait for one", file=sys.stderr)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Submit ``fn(*args)``; the key names the task (``tpcstudy-<task id>-<run>``)."""
+        # tasks carry an ``id`` (tpcstudy.study.tasks.Task): name the Dask key after it
+        name = next((str(a.id) for a in args if hasattr(a, "id") and hasattr(a, "key")),
+                    getattr(fn, "__name__", "call"))
+        fut = self.client.submit(fn, *args, key=f"tpcstudy-{name}-{self._run}-{len(self._futures)}",
+                                 pure=False)
+        self._futures.append(fut)
+        return fut
+
+    def as_completed(self, futures: Iterable[FutureLike]) -> Iterator[FutureLike]:
+        """The futures in the order they finish (successfully, with an error, or cancelled)."""
+        return iter(self._distributed.as_completed(list(futures), loop=self.client.loop))
+
+    def shutdown(self, cancel: bool = False) -> None:
+        """Cancel pending futures (``cancel=True``), then close the client and cluster we own."""
+        futures, self._futures = self._futures, []
+        try:
+            if cancel and futures:
+                pending = [f for f in futures if not f.done()]
+                if pending:
+                    self.client.cancel(pending, force=True)
+        except Exception:  # the scheduler may be gone already
+            pass
+        finally:
+            if self._own_client:
+                with contextlib.suppress(Exception):
+                    self.client.close(timeout=10)
+            if self._cluster is not None:
+                with contextlib.suppress(Exception):
+                    self._cluster.close(timeout=10)
+                self._cluster = None
+
+    def __enter__(self) -> "DaskExecutor":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.shutdown(cancel=exc_type is not None)
+
+
+# ----------------------------------------------------------------------------- choosing one
+def make_executor(kind: Optional[str] = None, jobs: int = 1,
+                  scheduler: Optional[str] = None) -> Optional[TaskExecutor]:
+    """The executor ``kind`` with ``jobs`` workers (``None``: let ``run_tasks`` pick by
+    ``jobs``).
+
+    Parameters
+    ----------
+    kind
+        ``"local"``, ``"process"``, ``"dask"`` or ``None`` (``"dask"`` when ``scheduler`` is
+        given, else chosen by ``run_tasks``).
+    jobs
+        Worker processes (``process``, local Dask cluster).
+    scheduler
+        Dask scheduler address or scheduler file (``dask`` only).
+
+    Raises
+    ------
+    UsageError
+        ``jobs`` below 1, a scheduler with another kind than dask, ``local`` with more than one
+        job, or an unknown kind.
+    ClusterError
+        A Dask scheduler that cannot be reached.
+    """
+    if jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {jobs}")
+    if scheduler and kind not in (None, "dask"):
+        raise UsageError(f"--scheduler needs --executor dask, not --executor {kind}")
+    if kind is None:
+        kind = "dask" if scheduler else None
+    if kind is None:
+        return None
+    if kind == "local":
+        if jobs > 1:
+            raise UsageError("--executor local runs one task at a time; use --executor process "
+                             f"for --jobs {jobs}")
+        return InlineExecutor()
+    if kind == "process":
+        return ProcessExecutor(jobs)
+    if kind == "dask":
+        return DaskExecutor(scheduler, jobs=jobs)
+    raise UsageError(f"--executor: choose from {', '.join(EXECUTORS)}, not {kind!r}")
+
+
+@contextlib.contextmanager
+def executor_scope(kind: Optional[str] = None, jobs: int = 1,
+                   scheduler: Optional[str] = None) -> Iterator[Optional[TaskExecutor]]:
+    """:func:`make_executor`, shut down on leaving (pending work cancelled after an error or
+    Ctrl-C); ``None`` when ``run_tasks`` should pick by ``jobs``."""
+    ex = make_executor(kind, jobs, scheduler)
+    ok = False
+    try:
+        yield ex
+        ok = True
+    finally:
+        if ex is not None:
+            ex.shutdown(cancel=not ok)

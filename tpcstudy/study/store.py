@@ -1,0 +1,381 @@
+"""A study's results folder: one part file per task, merged into ``results.csv``; reading a
+folder back (:func:`load_results`), its kind taken from ``meta.json``.
+
+Output folder layout::
+
+    out_dir/meta.json          kind, config, seeds, solver, versions, commit (write_meta)
+    out_dir/parts/<task>.csv   one file per finished task, written atomically
+    out_dir/results.csv        every part's rows, sorted by the key columns (rebuilt atomically)
+
+Every write goes to a temporary file in the same folder, is flushed and ``fsync``-ed, then
+renamed over the target (``os.replace``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ..errors import UsageError
+from ..io import atomic_write_text, csv_cell
+from .provenance import read_meta
+
+__all__ = ["ResultStore", "read_results", "Results", "load_results", "KINDS", "STATUS", "ERROR",
+           "FAILED"]
+
+#: What a results folder or file can hold: topology statistics or one of the two studies.
+KINDS = ("topo", "maxflow", "disjoint")
+_STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
+                   "capacity_rule", "weight_rule"}
+
+#: Column marking a row's outcome; ``"failed"`` for the row standing for a task that raised.
+STATUS = "status"
+#: Column holding the error message of a failed task.
+ERROR = "error"
+FAILED = "failed"
+
+
+def _csv_text(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _sort_key(values: Sequence[str]) -> Tuple[Tuple[int, float, str], ...]:
+    """Numbers in numeric order before text in text order, column by column."""
+    out = []
+    for v in values:
+        try:
+            out.append((0, float(v), v))
+        except ValueError:
+            out.append((1, 0.0, v))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- store
+class ResultStore:
+    """Results of a study in ``out_dir``: one part file per task, merged into results.csv.
+
+    Parameters
+    ----------
+    out_dir
+        The results folder (created if missing).
+    columns
+        The CSV columns, in order.  ``status`` and ``error`` are appended when missing.
+    key
+        The columns that identify a row; ``results.csv`` has one row per key, sorted by them.
+
+    Raises
+    ------
+    UsageError
+        ``key`` names a column not in ``columns``, or an existing part file has other
+        columns (the folder was written by a different version of the study).
+    """
+
+    def __init__(self, out_dir: Union[str, Path], columns: Sequence[str], key: Sequence[str]) -> None:
+        self.out_dir = Path(out_dir)
+        cols = list(columns)
+        for extra in (STATUS, ERROR):
+            if extra not in cols:
+                cols.append(extra)
+        if len(set(cols)) != len(cols):
+            raise UsageError(f"ResultStore: duplicate column in {cols}")
+        missing = [k for k in key if k not in cols]
+        if missing:
+            raise UsageError(f"ResultStore: key column {missing[0]!r} is not among the columns")
+        self.columns: List[str] = cols
+        self.key: List[str] = list(key)
+        self.parts_dir = self.out_dir / "parts"
+        self.results_path = self.out_dir / "results.csv"
+        self.parts_dir.mkdir(parents=True, exist_ok=True)
+        self._rows: Dict[str, List[List[str]]] = {}
+        self._owner: Dict[Tuple[str, ...], str] = {}
+        self._dirty = False
+        self._clean_temporaries()
+        self._load()
+
+    # -- loading --
+    def _clean_temporaries(self) -> None:
+        for d in (self.out_dir, self.parts_dir):
+            for p in d.glob(".*.tmp"):
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+
+    def _load(self) -> None:
+        for path in sorted(self.parts_dir.glob("*.csv")):
+            with open(path, newline="", encoding="utf-8") as fh:
+                reader = csv.reader(fh)
+                header = next(reader, None)
+                if header != self.columns:
+                    raise UsageError(f"{path}: columns {header} differ from the study's "
+                                     f"{self.columns}; use a new output folder")
+                rows = [r for r in reader]
+            tid = path.stem
+            self._rows[tid] = rows
+            for r in rows:
+                self._owner.setdefault(self._key_of(r), tid)
+
+    def _key_of(self, row: Sequence[str]) -> Tuple[str, ...]:
+        return tuple(row[self.columns.index(k)] for k in self.key)
+
+    # -- queries --
+    def done(self, task_id: str) -> bool:
+        """``True`` when the task's part file exists (finished, successfully or not)."""
+        return task_id in self._rows
+
+    def failed(self, task_id: str) -> bool:
+        """``True`` when the task is stored as failed (a row with ``status == "failed"``)."""
+        s = self.columns.index(STATUS)
+        return any(r[s] == FAILED for r in self._rows.get(task_id, []))
+
+    def task_ids(self) -> List[str]:
+        """Ids of the stored tasks, sorted."""
+        return sorted(self._rows)
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self._rows.values())
+
+    # -- writing --
+    def encode(self, task_id: str, rows: Sequence[Mapping[str, Any]]) -> List[List[str]]:
+        """Check rows and turn them into CSV cells.
+
+        Raises
+        ------
+        UsageError
+            A row has a column the store does not know, two rows share a key, or a key is
+            already owned by another task.
+        """
+        out: List[List[str]] = []
+        seen: Dict[Tuple[str, ...], int] = {}
+        colset = set(self.columns)
+        for i, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise UsageError(f"task {task_id}: row {i} is a {type(row).__name__}, not a dict")
+            unknown = [c for c in row if c not in colset]
+            if unknown:
+                raise UsageError(f"task {task_id}: row {i} has unknown column {unknown[0]!r}")
+            cells = [csv_cell(row.get(c)) for c in self.columns]
+            k = self._key_of(cells)
+            if k in seen:
+                raise UsageError(f"task {task_id}: rows {seen[k]} and {i} share the key {k}")
+            owner = self._owner.get(k)
+            if owner is not None and owner != task_id:
+                raise UsageError(f"task {task_id}: key {k} is already stored by task {owner}")
+            seen[k] = i
+            out.append(cells)
+        return out
+
+    def put(self, task_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Store a finished task's rows atomically in ``parts/<task_id>.csv``.
+
+        ``results.csv`` is not rewritten here; call :meth:`flush`.
+        """
+        if not re.fullmatch(r"[A-Za-z0-9._=-]+", task_id) or task_id.startswith("."):
+            raise UsageError(f"task id {task_id!r} is not a safe file name")
+        cells = self.encode(task_id, rows)
+        atomic_write_text(self.parts_dir / f"{task_id}.csv", _csv_text(self.columns, cells))
+        for r in self._rows.get(task_id, []):  # a retried task replaces its old rows
+            if self._owner.get(self._key_of(r)) == task_id:
+                del self._owner[self._key_of(r)]
+        self._rows[task_id] = cells
+        for r in cells:
+            self._owner[self._key_of(r)] = task_id
+        self._dirty = True
+
+    def flush(self, force: bool = False) -> Path:
+        """Rewrite ``results.csv`` from all parts (sorted by the key columns), atomically."""
+        if self._dirty or force or not self.results_path.exists():
+            allrows = [r for rows in self._rows.values() for r in rows]
+            allrows.sort(key=lambda r: (_sort_key(self._key_of(r)), r))
+            atomic_write_text(self.results_path, _csv_text(self.columns, allrows))
+            self._dirty = False
+        return self.results_path
+
+    def failure_row(self, key: Mapping[str, Any], message: str) -> Dict[str, Any]:
+        """The row standing for a task that raised: its ``key``, ``status="failed"``,
+        ``error``."""
+        row = {k: v for k, v in key.items() if k in self.columns}
+        row[STATUS] = FAILED
+        row[ERROR] = message
+        return row
+
+
+def read_results(path: Union[str, os.PathLike]) -> List[Dict[str, str]]:
+    """The rows of a study's ``results.csv`` (or any CSV) as dicts of strings, in file order."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+# ----------------------------------------------------------------------------- reading back
+class Results(list):  # type: ignore[type-arg]
+    """Rows of one study output (a list of dicts, numbers already converted) and where they came
+    from.
+
+    Attributes
+    ----------
+    kind
+        ``"topo"`` (topology statistics), ``"maxflow"`` or ``"disjoint"``.
+    meta
+        The folder's ``meta.json`` (empty dict when there is none).
+    source
+        The file or folder read (or the ``--topo`` spec for statistics computed on the fly).
+    """
+
+    def __init__(self, rows: Iterable[Dict[str, Any]] = (), kind: str = "topo",
+                 meta: Optional[Dict[str, Any]] = None, source: str = "") -> None:
+        super().__init__(rows)
+        if kind not in KINDS:
+            raise UsageError(f"unknown result kind {kind!r}; choose from {', '.join(KINDS)}")
+        self.kind = kind
+        self.meta = dict(meta or {})
+        self.source = str(source)
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        """The study settings recorded in ``meta.json`` (``study.config``), or ``{}``."""
+        return dict((self.meta.get("study") or {}).get("config") or {})
+
+    @property
+    def seeds(self) -> List[Any]:
+        return list((self.meta.get("study") or {}).get("seeds") or [])
+
+    @property
+    def label(self) -> str:
+        """A short name for file names: the folder (or file stem) name."""
+        p = Path(self.source)
+        name = p.stem if p.suffix in (".csv", ".json") else p.name
+        return "".join(c if c.isalnum() or c in "-_." else "-" for c in name) or self.kind
+
+    def __repr__(self) -> str:
+        return f"Results(kind={self.kind!r}, rows={len(self)}, source={self.source!r})"
+
+
+def _convert(col: str, value: Any) -> Any:
+    if col in _STRING_COLUMNS or not isinstance(value, str):
+        return value
+    if value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def _read_csv(path: Path) -> Tuple[List[str], List[Dict[str, Any]]]:
+    """Columns and rows of a CSV, numbers converted (:func:`read_results` reads the text)."""
+    try:
+        raw = read_results(path)
+        with open(path, newline="", encoding="utf-8") as f:
+            columns = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"{path}: cannot read as CSV ({exc})") from exc
+    return columns, [{k: _convert(k, v) for k, v in r.items()} for r in raw]
+
+
+def _kind_of(columns: Iterable[str], meta: Mapping[str, Any]) -> Optional[str]:
+    """The kind meta.json records, else (a bare CSV, or a folder written before the kind was
+    recorded) what the config and columns say."""
+    study = meta.get("study") or {}
+    if study.get("kind") in KINDS:
+        return str(study["kind"])
+    config = study.get("config") or {}
+    if config.get("study") == "disjoint":
+        return "disjoint"
+    if "models" in config:
+        return "maxflow"
+    cols = set(columns)
+    if {"model", "improvement"} <= cols:
+        return "maxflow"
+    if {"method", "mean_paths"} <= cols:
+        return "disjoint"
+    if {"pruned_nodes", "pruned_links"} <= cols:
+        return "topo"
+    return None
+
+
+def load_results(path: Union[str, Path]) -> Results:
+    """Read one study output and tell what it is.
+
+    Parameters
+    ----------
+    path
+        A result folder (``meta.json`` + ``results.csv`` of ``tpcstudy maxflow`` or ``tpcstudy
+        disjoint``), a ``results.csv``, a ``tpcstudy topo stats --out`` CSV or ``--json`` output,
+        or a folder holding such a statistics file.
+
+    Returns
+    -------
+    Results
+        The rows (numbers as int/float, empty cells as ``None``), ``kind``, ``meta``, ``source``.
+
+    Raises
+    ------
+    UsageError
+        ``path`` does not exist or is not one of the above (the message says what was found).
+    """
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{p}: no such file or folder")
+    if p.is_dir():
+        results = p / "results.csv"
+        if results.exists():
+            return _load_csv(results, read_meta(p), source=p)
+        if (p / "meta.json").exists():
+            raise UsageError(f"{p}: has meta.json but no results.csv (a study still running, or "
+                             "killed before its first topology finished?)")
+        stats = [q for q in sorted(p.glob("*.csv")) + sorted(p.glob("*.json"))
+                 if _sniff_stats(q)]
+        if len(stats) == 1:
+            return load_results(stats[0])
+        if len(stats) > 1:
+            raise UsageError(f"{p}: several topology statistics files "
+                             f"({', '.join(q.name for q in stats)}); name one")
+        raise UsageError(f"{p}: not a result folder (no results.csv and meta.json of a "
+                         "maxflow/disjoint study, no 'tpcstudy topo stats' CSV or JSON)")
+    if p.suffix.lower() == ".json":
+        if p.name == "meta.json":
+            return load_results(p.parent)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{p}: not JSON ({exc})") from exc
+        if isinstance(data, dict) and isinstance(data.get("topologies"), list):
+            return Results(data["topologies"], "topo", {"summary": data.get("summary")},
+                           source=str(p))
+        raise UsageError(f"{p}: not the JSON of 'tpcstudy topo stats --json' (no 'topologies')")
+    meta = read_meta(p.parent) if p.name == "results.csv" else {}
+    return _load_csv(p, meta, source=p.parent if p.name == "results.csv" else p)
+
+
+def _sniff_stats(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix == ".json":
+        return '"topologies"' in head and '"pruned_nodes"' in head
+    first = head.splitlines()[0] if head else ""
+    return "pruned_nodes" in first.split(",")
+
+
+def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
+    columns, rows = _read_csv(path)
+    kind = _kind_of(columns, meta)
+    if kind is None:
+        raise UsageError(f"{path}: not a tpcstudy result (columns {', '.join(columns[:8])}...: "
+                         "expected a maxflow or disjoint results.csv or a topo stats CSV)")
+    return Results(rows, kind, meta, source=str(source))

@@ -1,0 +1,201 @@
+"""Study tasks and the resumable loop that runs them.
+
+A study (``tpcstudy maxflow``, ``tpcstudy disjoint``) applies one function to many
+:class:`Task` objects (one topology, sometimes times a parameter); each call returns result
+rows (dicts). :func:`run_tasks` stores every finished task at once (see
+:class:`~tpcstudy.study.store.ResultStore`), so a run killed at any moment (even ``SIGKILL``)
+resumes where it stopped and ends with the same ``results.csv`` as an uninterrupted run. Only
+the parent process writes files: workers return rows, so a killed or orphaned worker cannot
+leave half a file behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import time
+import traceback
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from tqdm.auto import tqdm
+
+from ..errors import TpcStudyError, UsageError
+from ..io import csv_cell
+from .executors import InlineExecutor, ProcessExecutor, TaskExecutor
+from .store import ResultStore
+
+__all__ = ["Task", "task_id", "run_tasks", "RunSummary", "call"]
+
+TaskFn = Callable[["Task"], List[Dict[str, Any]]]
+
+
+def task_id(key: Mapping[str, Any]) -> str:
+    """A safe, unique, deterministic file name for a task key.
+
+    Readable part ``topology=Abilene__x=0.01`` (characters outside ``[A-Za-z0-9._=-]`` become
+    ``_``, cut at 80 characters) plus the first 10 hex digits of a SHA-1 of the exact key,
+    so keys that clean up to the same text still get different ids.
+
+    Examples
+    --------
+    >>> task_id({"topology": "Abilene", "x": 0.01})
+    'topology=Abilene__x=0.01-550fc94d75'
+    """
+    items = [(str(k), csv_cell(v)) for k, v in key.items()]
+    text = "__".join(f"{k}={v}" for k, v in items)
+    safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", text)[:80].strip("._") or "task"
+    digest = hashlib.sha1(json.dumps(items).encode("utf-8")).hexdigest()[:10]
+    return f"{safe}-{digest}"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work.
+
+    Parameters
+    ----------
+    key
+        The values that identify the task (``{"topology": "Abilene", "x": 0.05}``); they are
+        copied into its failure row, and its id (:func:`task_id`) names its part file.
+    args
+        Anything else the task function needs (a path, a parameter set); must be picklable
+        for ``jobs > 1``.
+    """
+
+    key: Mapping[str, Any]
+    args: Any = None
+    id: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", dict(self.key))
+        object.__setattr__(self, "id", task_id(self.key))
+
+
+def call(fn: TaskFn, task: Task) -> Tuple[bool, Any]:
+    """Run one task, turning an exception into ``(False, message)`` (picklable)."""
+    try:
+        rows = fn(task)
+        return True, list(rows) if rows is not None else []
+    except Exception as exc:
+        tb = traceback.format_exc(limit=-3)
+        return False, f"{type(exc).__name__}: {exc}\n{tb}".strip()
+
+
+@dataclass
+class RunSummary:
+    """What :func:`run_tasks` did."""
+
+    total: int
+    skipped: int
+    completed: int
+    failed: List[str]
+    seconds: float
+    results: Path
+
+
+def run_tasks(tasks: Sequence[Task], fn: TaskFn,
+              store: ResultStore, *, jobs: int = 1, desc: str = "tasks",
+              progress: Union[bool, str] = True, on_error: str = "record",
+              retry_failed: bool = True, executor: Optional[TaskExecutor] = None,
+              flush_interval: float = 1.0) -> RunSummary:
+    """Run ``fn`` on every task not yet stored, storing each task's rows as it finishes.
+
+    Parameters
+    ----------
+    tasks
+        The tasks; ids must be unique.  Already stored tasks are skipped.
+    fn
+        ``fn(task) -> list of row dicts`` (columns of ``store``).  For ``jobs > 1`` it must be
+        importable by name (a module-level function).
+    store
+        Where rows go (see :class:`ResultStore`).
+    jobs
+        Worker processes; ``1`` runs in this process.
+    desc
+        Label of the progress bar.
+    progress
+        ``True``: a tqdm bar on stderr when stderr is a terminal; ``"always"``: even when it is
+        not; ``False``: none.
+    on_error
+        ``"record"``: a task that raises (or returns bad rows) is stored as one row with
+        ``status="failed"`` and ``error=<message>`` and the run carries on; ``"raise"``: stop
+        and raise :class:`~tpcstudy.errors.TpcStudyError`.
+    retry_failed
+        Run tasks stored as failed again (their part is replaced).
+    executor
+        A :class:`TaskExecutor` to use instead of the one ``jobs`` selects (e.g. Dask).
+        It is not shut down on success.
+    flush_interval
+        Minimum seconds between rewrites of ``results.csv`` (it is always rewritten at the
+        end, also after Ctrl-C or an error).
+
+    Returns
+    -------
+    RunSummary
+
+    Raises
+    ------
+    KeyboardInterrupt
+        After Ctrl-C, once the finished tasks are stored and ``results.csv`` is rewritten.
+    """
+    if on_error not in ("record", "raise"):
+        raise UsageError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    if jobs < 1:
+        raise UsageError(f"jobs must be >= 1, got {jobs}")
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise UsageError(f"two tasks share the id {dup!r}")
+    todo = [t for t in tasks
+            if not store.done(t.id) or (retry_failed and store.failed(t.id))]
+    t0 = time.perf_counter()
+    summary = RunSummary(len(tasks), len(tasks) - len(todo), 0, [], 0.0, store.results_path)
+
+    disable: Optional[bool] = {True: None, "always": False, False: True}.get(progress, None)
+    bar = tqdm(total=len(todo), desc=desc, unit="task", file=sys.stderr, disable=disable,
+               dynamic_ncols=True)
+    own = executor is None
+    ex: TaskExecutor = executor if executor is not None else (
+        InlineExecutor() if jobs == 1 or len(todo) <= 1 else ProcessExecutor(min(jobs, len(todo))))
+    last_flush = time.monotonic()
+    clean = False
+    try:
+        pending = {}
+        for t in todo:
+            pending[ex.submit(call, fn, t)] = t
+        for fut in ex.as_completed(list(pending)):
+            task = pending.pop(fut)
+            try:
+                ok, value = fut.result()
+            except BrokenProcessPool as exc:  # a worker died (killed, out of memory, crash)
+                ok, value = False, f"worker process died: {exc}"
+            except Exception as exc:  # e.g. an executor that cannot pickle the task
+                ok, value = False, f"{type(exc).__name__}: {exc}"
+            if ok:
+                try:
+                    store.put(task.id, value)  # validates the rows first: refused ones write nothing
+                except UsageError as exc:
+                    ok, value = False, str(exc)
+            if not ok:
+                if on_error == "raise":
+                    raise TpcStudyError(f"task {task.id} failed: {value}")
+                summary.failed.append(task.id)
+                store.put(task.id, [store.failure_row(task.key, str(value))])
+            summary.completed += 1
+            bar.update(1)
+            if time.monotonic() - last_flush >= flush_interval:
+                store.flush()
+                last_flush = time.monotonic()
+        clean = True
+    finally:
+        bar.close()
+        if own:
+            ex.shutdown(cancel=not clean)
+        store.flush(force=True)
+        summary.seconds = time.perf_counter() - t0
+    return summary
