@@ -1,4 +1,4 @@
-"""Shortest paths, ECMP ratios, sr-paths and link-disjoint paths (study-method.md §3 and §5).
+"""Shortest paths, ECMP ratios, sr-paths and link-disjoint paths (docs/method.md §3 and §5).
 
 Every computation runs in the C++ core; this module converts names to ids and arrays to Python
 objects. Two layers:
@@ -10,8 +10,11 @@ objects. Two layers:
   :func:`segment_ratios`, :func:`segment_costs`, :func:`best_sr_paths`,
   :func:`disjoint_paths_batch`, :func:`disjoint_path_counts`, :func:`distance_matrix`.
 
+This module is over 500 lines on purpose: it is the one Python face of the C++ path core, and
+each named function sits next to the array function it wraps.
+
 Arcs are numbered as in :class:`~tpcstudy.Topology`: arc ``2 i`` is link ``i`` forwards, ``2 i + 1``
-backwards. "Shortest" is by IGP weight with the equal-cost rule of study-method.md §3 (integer
+backwards. "Shortest" is by IGP weight with the equal-cost rule of docs/method.md §3 (integer
 weights exactly, real weights within a relative 1e-9). Ties are broken by the smallest node id,
 then arc id, so results never depend on hash order.
 """
@@ -41,7 +44,7 @@ __all__ = [
 DEFAULT_K = 4
 DEFAULT_PATHS = 5
 
-#: Link-disjoint path methods (study-method.md §5) and their core codes.
+#: Link-disjoint path methods (docs/method.md §5) and their core codes.
 DISJOINT_METHODS = {"max": 0, "greedy": 1, "sps": 2}
 
 #: Pairs per core call in batch functions: the GIL is released inside a chunk and Ctrl-C lands
@@ -136,7 +139,7 @@ def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
 
 def segment_ratios(topo: Topology, sources: np.ndarray,
                    targets: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ECMP ratios ``r_seg(l)`` of many segments (study-method.md §3).
+    """ECMP ratios ``r_seg(l)`` of many segments (docs/method.md §3).
 
     Each node of a segment's shortest-path DAG splits what it receives evenly among its next hops
     towards the segment's target. Segments are grouped by target, so each target's DAG is
@@ -165,7 +168,7 @@ def segment_ratios(topo: Topology, sources: np.ndarray,
 
 
 def segment_costs(topo: Topology, prices: np.ndarray) -> np.ndarray:
-    """Price of every segment: ``cost[u, v] = sum_l r_uv(l) * prices[l]`` (study-method.md §4).
+    """Price of every segment: ``cost[u, v] = sum_l r_uv(l) * prices[l]`` (docs/method.md §4).
 
     One pass per destination over its DAG (``cost(u, v)`` is the average over the next hops ``h``
     of ``u`` of ``prices[u -> h] + cost(h, v)``); the distances and DAGs are cached per topology.
@@ -217,7 +220,7 @@ def dag_min_costs(topo: Topology, prices: np.ndarray) -> Tuple[np.ndarray, np.nd
 
 def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, targets: np.ndarray,
                   k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cheapest sr-path with at most ``k`` segments for each pair (study-method.md §3-4).
+    """Cheapest sr-path with at most ``k`` segments for each pair (docs/method.md §3-4).
 
     DP over the number of segments: ``D_1(s, t) = costs[s, t]``,
     ``D_j(s, t) = min(D_{j-1}(s, t), min_w D_{j-1}(s, w) + costs[w, t])``. Ties prefer fewer
@@ -351,7 +354,7 @@ def _concat(parts: List[np.ndarray], offsets: List[np.ndarray]) -> Tuple[np.ndar
 def disjoint_paths_batch(topo: Topology, sources: np.ndarray, targets: np.ndarray, *,
                          method: str = "max", k: Optional[int] = None,
                          threads: int = 0) -> DisjointPathBatch:
-    """Link-disjoint paths for many pairs in one core call per chunk (study-method.md §5).
+    """Link-disjoint paths for many pairs in one core call per chunk (docs/method.md §5).
 
     Parameters
     ----------
@@ -436,7 +439,7 @@ def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str
     """ECMP fraction ``r_st(l)`` of each directed link used by the segment ``source -> target``.
 
     Each router on the shortest-path DAG splits what it receives evenly among its next hops
-    towards ``target`` (study-method.md §3).
+    towards ``target`` (docs/method.md §3).
 
     Returns
     -------
@@ -452,7 +455,7 @@ def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str
 
 @dataclasses.dataclass(frozen=True)
 class SrPath:
-    """An sr-path ``(source, w1, ..., wj, target)``: ``j + 1`` segments (study-method.md §3).
+    """An sr-path ``(source, w1, ..., wj, target)``: ``j + 1`` segments (docs/method.md §3).
 
     Attributes
     ----------
@@ -517,7 +520,7 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
 
 def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str = "max",
                         k: Optional[int] = None) -> List[List[str]]:
-    """Link-disjoint paths from ``source`` to ``target`` (study-method.md §5).
+    """Link-disjoint paths from ``source`` to ``target`` (docs/method.md §5).
 
     Parameters
     ----------

@@ -5,7 +5,7 @@ in a box of latitude/longitude, joined by their Euclidean minimum spanning tree,
 router linked to its nearest other core routers until it has 2 to 4 core links) and access
 routers of degree 2, each placed near a core router and dual-homed to the two core routers
 nearest to it.  Pruning keeps every router (the access routers are on cycles through the
-core), and the access routers are the edge routers of study-method.md (degree exactly 2).
+core), and the access routers are the edge routers of docs/method.md §2 (degree exactly 2).
 :func:`write_gml` writes it in the Topology Zoo's GML dialect (``label``, ``Latitude``,
 ``Longitude``, ``LinkSpeedRaw`` in bit/s), so every reader and command takes it like a Zoo file.
 """

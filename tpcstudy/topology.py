@@ -180,7 +180,7 @@ class Topology:
 
         An ``nx.Graph`` when both directions of every link agree, else an ``nx.DiGraph``.
         """
-        import networkx as nx
+        import networkx as nx  # ~60 ms to import; only this conversion needs it here
 
         sym = (np.array_equal(self.arc_weight[0::2], self.arc_weight[1::2])
                and np.array_equal(self.arc_capacity[0::2], self.arc_capacity[1::2]))

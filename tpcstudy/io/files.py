@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import math
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
+
+import numpy as np
 
 PathLike = Union[str, os.PathLike]
 
@@ -101,8 +103,6 @@ def json_text(obj: Any) -> str:
 
 
 def _json_default(o: Any) -> Any:
-    import numpy as np
-
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):
