@@ -25,7 +25,6 @@ import numpy as np
 from tpcstudy.io import topology_files
 
 
-
 def _line(task: str, ours: float, ref: float, note: str) -> None:
     print(f"{task:<44} {ours:>10.2f} {ref:>10.2f} {ref / ours:>8.1f}x  {note}", flush=True)
 
@@ -72,7 +71,7 @@ def bench_repetita(folder: Path, skip_slow: bool) -> None:
         if skip_slow and simplex == "dual":
             continue
         orig = mfp.make_model  # the LP factory the models call, made to force one simplex
-        mfp.make_model = lambda solver, _s=simplex: orig(solver, simplex=_s)  # type: ignore
+        mfp.make_model = lambda solver, _s=simplex, _f=orig: _f(solver, simplex=_s)  # type: ignore
         try:
             t0 = time.perf_counter()
             r2 = mf.max_flow(t, pairs, model="sr", k=4, demands=dem["bw"])

@@ -32,7 +32,6 @@ import tpcstudy
 from tpcstudy import paths as P
 
 
-
 def nx_graph(topo: tpcstudy.Topology) -> nx.Graph:
     g = nx.Graph()
     g.add_nodes_from(range(topo.num_nodes))

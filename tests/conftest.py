@@ -12,9 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import installed_dataset, mirror_folder
 
 from tpcstudy.io import REPETITA, ZOO
+
+from helpers import installed_dataset, mirror_folder
 
 # Subprocesses started by the tests (``python -c``, ``python -m tpcstudy``) must import the
 # installed package, not the source folder of the current directory (which has no compiled core

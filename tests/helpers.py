@@ -356,7 +356,8 @@ def column_generation(inst: CGInstance, model: LPModel, *, batch: int = 1,
     2-segment paths (a backend-independent number).
 
     Returns a dict with ``objective``, ``rounds``, ``columns``, ``solve_seconds`` (sum over
-    the solves; ``first_seconds`` + ``resolve_seconds``) and ``status``.  ``batch`` columns are added per improving pair and round.
+    the solves; ``first_seconds`` + ``resolve_seconds``) and ``status``. ``batch`` columns are
+    added per improving pair and round.
     """
     n = inst.n
     off, arcs = inst.sp_offsets, inst.sp_arcs

@@ -12,7 +12,7 @@ import pytest
 
 from tpcstudy import read_topology
 from tpcstudy.maxflow import max_flow
-from tpcstudy.paths import segment_ratios
+from tpcstudy.paths import segment_ratios, shortest_paths
 
 TOL = 1e-6
 
@@ -158,7 +158,7 @@ def test_multipath_column_generation_equals_dag_flow_lp(seed):
     assert cg.gap >= -1e-9
     shortest = {}
     for (s, u) in pairs:
-        shortest[(t.names[s], t.names[u])] = {tuple(p) for p in __import__("tpcstudy").shortest_paths(t, s, u)}
+        shortest[(t.names[s], t.names[u])] = {tuple(p) for p in shortest_paths(t, s, u)}
     for p in cg.paths:  # every column is one of the pair's shortest paths
         assert any(p in v for v in shortest.values())
 

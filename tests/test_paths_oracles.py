@@ -16,7 +16,6 @@ import tpcstudy
 from tpcstudy import paths as P
 
 
-
 # ----------------------------------------------------------------- helpers
 def random_graph(seed: int, n: int, extra: int, *, max_weight: int = 1,
                  connected: bool = True) -> nx.Graph:

@@ -3,7 +3,6 @@ networkx, networkx round trips, and the Zoo facts of docs/method.md §2."""
 
 from __future__ import annotations
 
-
 import networkx as nx
 import numpy as np
 
@@ -60,7 +59,7 @@ def test_prune_two_core_and_largest_component():
 
 def test_prune_matches_networkx_k_core_on_random_graphs():
     rng = np.random.default_rng(7)
-    for trial in range(40):
+    for _ in range(40):
         n = int(rng.integers(3, 30))
         g = nx.gnm_random_graph(n, int(rng.integers(n - 1, 2 * n)), seed=int(rng.integers(1 << 30)))
         g.add_edges_from([(0, 0)])  # a self-loop must not count

@@ -24,14 +24,28 @@ everything -> paths -> topology -> io/_core.
 from __future__ import annotations
 
 from ._version import __version__
-from .errors import (TopologyFormatError, TpcStudyError, UsageError, ZooDataError)
-from .export import (AddressPlan, Entry, PathRecord, PathTable, default_plan, path_table,
-                     read_plan, write_paths)
+from .errors import TopologyFormatError, TpcStudyError, UsageError, ZooDataError
+from .export import (
+                     AddressPlan,
+                     Entry,
+                     PathRecord,
+                     PathTable,
+                     default_plan,
+                     path_table,
+                     read_plan,
+                     write_paths,
+)
 from .io import read_demands, read_topologies, read_topology
 from .maxflow import MaxFlowResult, max_flow
 from .pairs import heavy_pairs
-from .paths import (DisjointPathBatch, SrPath, ecmp_ratios, edge_disjoint_paths, shortest_paths,
-                    sr_path)
+from .paths import (
+                     DisjointPathBatch,
+                     SrPath,
+                     ecmp_ratios,
+                     edge_disjoint_paths,
+                     shortest_paths,
+                     sr_path,
+)
 from .study import DisjointConfig, MaxflowConfig, run_disjoint_study, run_maxflow_study
 from .topology import Topology, prune
 

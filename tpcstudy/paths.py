@@ -27,7 +27,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _core
+import tpcstudy._core as _core
+
 from .errors import UsageError
 from .topology import Topology
 

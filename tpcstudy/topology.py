@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _core
+import tpcstudy._core as _core
+
 from .errors import TopologyFormatError, UsageError
 from .rules import arc_weights, check_rules, fill_delays, raw_capacities
 
@@ -57,7 +58,7 @@ class Topology:
         delay: Optional[np.ndarray] = None,
         latitude: Optional[np.ndarray] = None,
         longitude: Optional[np.ndarray] = None,
-        internal: Optional[np.ndarray] = None,
+        internal: Optional[Union[np.ndarray, Sequence[int]]] = None,
         meta: Optional[Mapping[str, Any]] = None,
     ) -> None:
         n, m = len(nodes), len(link_u)

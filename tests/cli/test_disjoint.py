@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import read_rows
 
 from tpcstudy.cli import main
+
+from helpers import read_rows
 
 
 @pytest.mark.slow

@@ -13,8 +13,17 @@ import pytest
 
 import tpcstudy.cli.export as cli_export
 from tpcstudy.cli import VERBS, build_parser, main
-from tpcstudy.errors import (ClusterError, DataError, ExportError, PlanError, SolverError,
-                             TopologyFormatError, TpcStudyError, UsageError, ZooDataError)
+from tpcstudy.errors import (
+    ClusterError,
+    DataError,
+    ExportError,
+    PlanError,
+    SolverError,
+    TopologyFormatError,
+    TpcStudyError,
+    UsageError,
+    ZooDataError,
+)
 
 
 def _ring(tmp_path: Path) -> Path:

@@ -6,11 +6,9 @@ import ipaddress
 import json
 import struct
 
-
 import tpcstudy
 from tpcstudy import export as X
 from tpcstudy.cli import main
-
 
 IP = ipaddress.IPv6Address
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid_figures, make_disjoint, make_maxflow, make_stats
 
 from tpcstudy.cli import main
+
+from helpers import assert_valid_figures, make_disjoint, make_maxflow, make_stats
 
 pytest.importorskip("matplotlib")
 

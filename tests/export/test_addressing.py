@@ -6,12 +6,13 @@ import ipaddress
 import json
 
 import pytest
-from helpers import ring5 as _ring
 
 import tpcstudy
 from tpcstudy import export as X
 from tpcstudy.errors import PlanError
 from tpcstudy.export import addressing as A
+
+from helpers import ring5 as _ring
 
 IP = ipaddress.IPv6Address
 NET = ipaddress.IPv6Network

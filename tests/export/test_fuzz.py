@@ -3,14 +3,14 @@ project's own error, never another exception, never a hang."""
 
 from __future__ import annotations
 
-
 import pytest
-from helpers import FUZZ_SETTINGS, deadline, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tpcstudy import TpcStudyError, path_table, prune, read_topology, write_paths
 from tpcstudy.export import decode_value, inspect_file
+
+from helpers import FUZZ_SETTINGS, deadline, mutated
 
 
 # ----------------------------------------------------------------- the export decoder

@@ -7,11 +7,11 @@ import ipaddress
 import struct
 
 import pytest
-from helpers import path_record as _rec
 
 from tpcstudy import export as X
 from tpcstudy.errors import ExportError
 
+from helpers import path_record as _rec
 
 IP = ipaddress.IPv6Address
 

@@ -8,11 +8,11 @@ import json
 
 import networkx as nx
 import pytest
-from helpers import ring5 as _ring
 
 import tpcstudy
 from tpcstudy import export as X
 
+from helpers import ring5 as _ring
 
 IP = ipaddress.IPv6Address
 

@@ -12,14 +12,14 @@ import struct
 import time
 
 import pytest
-from helpers import path_record as _rec
-from helpers import ring5 as _ring
 
 import tpcstudy
 from tpcstudy import export as X
 from tpcstudy.errors import ExportError
 from tpcstudy.export import bpf
 
+from helpers import path_record as _rec
+from helpers import ring5 as _ring
 
 IP = ipaddress.IPv6Address
 

@@ -10,12 +10,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from helpers import serve_folder
 
 from tpcstudy import UsageError, ZooDataError, read_topology
 from tpcstudy.errors import RepetitaDataError
 from tpcstudy.io import REPETITA, ZOO, topology_files
 from tpcstudy.io.datasets import REPETITA_SUBSETS, REPETITA_URL, ZOO_URL
+
+from helpers import serve_folder
 
 INVERSE = REPETITA_SUBSETS["inverse-capacity"]
 

@@ -3,15 +3,14 @@ exception, never a hang (hypothesis-generated mutations of valid files and token
 
 from __future__ import annotations
 
-
 import pytest
-from helpers import FUZZ_SETTINGS, deadline, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tpcstudy import Topology, TpcStudyError, read_topology
 from tpcstudy.io import read_demands
 
+from helpers import FUZZ_SETTINGS, deadline, mutated
 
 GML = b"""graph [
   node [ id 0 label "a" Latitude 1.5 Longitude 2 Internal 1 ]

@@ -3,7 +3,6 @@ line, GraphML agreeing with GML on the whole Zoo, all of REPETITA read."""
 
 from __future__ import annotations
 
-
 import networkx as nx
 import pytest
 

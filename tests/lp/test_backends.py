@@ -243,7 +243,7 @@ def test_all_backends_agree_on_column_generation(battery):
     objs = {s: r["cg"]["objective"] for s, r in battery.items()}
     assert all(r["cg"]["status"] == "optimal" for r in battery.values())
     ref = objs["highs"]
-    for s, v in objs.items():
+    for v in objs.values():
         assert v == pytest.approx(ref, rel=1e-6), objs
 
 

@@ -7,14 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import (assert_valid_figures, figure_texts, make_disjoint, make_maxflow,
-                     make_stats)
 
 import tpcstudy
 from tpcstudy.errors import UsageError
-from tpcstudy.study import DisjointConfig, MaxflowConfig, load_results
-from tpcstudy.study import run_disjoint_study, run_maxflow_study
+from tpcstudy.study import (
+    DisjointConfig,
+    MaxflowConfig,
+    load_results,
+    run_disjoint_study,
+    run_maxflow_study,
+)
 from tpcstudy.study.stats import distributions, fill_degree_histograms, topo_stats
+
+from helpers import assert_valid_figures, figure_texts, make_disjoint, make_maxflow, make_stats
 
 matplotlib = pytest.importorskip("matplotlib")
 

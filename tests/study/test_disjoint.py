@@ -12,18 +12,26 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 import pytest
 
-from helpers import make_disjoint, read_rows
-
 from tpcstudy.errors import UsageError
 from tpcstudy.io import read_topology
 from tpcstudy.pairs import router_pairs as pair_ids
 from tpcstudy.paths import dag_arcs, disjoint_paths_batch, edge_disjoint_paths
 from tpcstudy.study import load_results
-from tpcstudy.study.disjoint import (COLUMNS, DisjointConfig, format_summary, greedy_reaches_max,
-                                     mean_paths_table, run_disjoint_study, summarize,
-                                     summary_line, topology_rows)
+from tpcstudy.study.disjoint import (
+    COLUMNS,
+    DisjointConfig,
+    format_summary,
+    greedy_reaches_max,
+    mean_paths_table,
+    run_disjoint_study,
+    summarize,
+    summary_line,
+    topology_rows,
+)
 from tpcstudy.study.disjoint_counts import failure_view, sps_counts
 from tpcstudy.topology import RawEdge, Topology, build_topology, prune
+
+from helpers import make_disjoint, read_rows
 
 # A ring 0-1-2-3-4-5-0 with the chord 0-3 (hop weights): two squares 0-1-2-3 and 0-5-4-3 sharing
 # the chord. Routers 0 and 3 have degree 3; the edge routers are 1, 2, 4, 5 (12 ordered pairs).
@@ -158,8 +166,8 @@ def test_failure_view_sets_on_ring() -> None:
     s, t = pair_ids(topo, "edge")
     sps = disjoint_paths_batch(topo, s, t, method="sps", k=4)
     view = failure_view(sps, keep_sets=True)
-    link = {tuple(sorted(l)): i for i, l in enumerate(zip(topo.link_u.tolist(),
-                                                           topo.link_v.tolist()))}
+    link = {tuple(sorted(uv)): i for i, uv in enumerate(zip(topo.link_u.tolist(),
+                                                             topo.link_v.tolist()))}
     i = list(zip(s.tolist(), t.tolist())).index((1, 2))
     (w0, l0), (w1, l1) = view.sets[i]
     assert (w0, l0) == ((), frozenset({link[1, 2]}))  # slot 0: the link itself
@@ -369,7 +377,8 @@ def test_max_pairs_samples_reproducibly(zoo_installed):
     pick = np.sort(np.random.default_rng(3).choice(len(s), 25, replace=False))
     counts = disjoint_path_counts(topo, s[pick], t[pick], method="max")
     assert a[("max", None)]["mean_paths"] == pytest.approx(counts.mean())
-    other = {(r["method"], r["k"]): r for r in topology_rows(topo, DisjointConfig(ks=(1, 4), max_pairs=25, seed=4))}
+    other = {(r["method"], r["k"]): r
+             for r in topology_rows(topo, DisjointConfig(ks=(1, 4), max_pairs=25, seed=4))}
     assert other[("max", None)]["pairs"] == 25
     full = {(r["method"], r["k"]): r for r in topology_rows(topo, DisjointConfig(ks=(1, 4), max_pairs=10**6))}
     assert full[("max", None)]["pairs"] == len(s)

@@ -51,7 +51,7 @@ def test_sigkill_and_resume_equals_uninterrupted(tmp_path, zoo_installed, jobs):
     def parts() -> int:
         return len(list((out / "parts").glob("*.csv"))) if (out / "parts").exists() else 0
 
-    for attempt in range(4):
+    for _ in range(4):
         # kill at a random moment: after a random number of further topologies finished, plus
         # a random fraction of a task's time (mid-task, mid-write, mid-rebuild of results.csv)
         target = parts() + rng.randint(1, 3)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import make_maxflow, read_rows
 
 from tpcstudy.errors import UsageError
 from tpcstudy.study import MaxflowConfig, load_results, read_meta, run_maxflow_study
-from tpcstudy.study.maxflow import (format_summary, improvement_table, summarize, summary_line)
+from tpcstudy.study.maxflow import format_summary, improvement_table, summarize, summary_line
+
+from helpers import make_maxflow, read_rows
 
 
 def test_config_normalises_and_checks() -> None:

@@ -7,11 +7,20 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import (TASK_COLUMNS, TASK_KEY, make_disjoint, make_maxflow, make_stats,
-                     numbered_tasks, read_rows, run_numbered)
 
 from tpcstudy.errors import UsageError
 from tpcstudy.study import ResultStore, load_results
+
+from helpers import (
+    TASK_COLUMNS,
+    TASK_KEY,
+    make_disjoint,
+    make_maxflow,
+    make_stats,
+    numbered_tasks,
+    read_rows,
+    run_numbered,
+)
 
 
 def test_leftover_temporaries_are_removed(tmp_path: Path) -> None:

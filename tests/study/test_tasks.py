@@ -16,11 +16,19 @@ from typing import Any, Dict, List
 import pytest
 
 from tpcstudy.errors import TpcStudyError
-from helpers import (CALLS, TASK_COLUMNS, TESTS, bad_rows_task, numbered_tasks, read_rows,
-                     run_numbered, square_task)
-
 from tpcstudy.study import Task
 from tpcstudy.study.tasks import task_id
+
+from helpers import (
+    CALLS,
+    TASK_COLUMNS,
+    TESTS,
+    bad_rows_task,
+    numbered_tasks,
+    read_rows,
+    run_numbered,
+    square_task,
+)
 
 
 def test_task_ids_are_safe_and_distinct():

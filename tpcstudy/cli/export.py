@@ -8,8 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExportError, UsageError
-from ..export import (FORMATS, SELECT_RULES, VARIANTS, format_inspection, inspect_file,
-                      path_table, write_paths)
+from ..export import (
+    FORMATS,
+    SELECT_RULES,
+    VARIANTS,
+    format_inspection,
+    inspect_file,
+    path_table,
+    write_paths,
+)
 from ..io import json_text, read_topologies
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune

@@ -17,8 +17,13 @@ from ..errors import UsageError
 from ..lp import SOLVERS
 from ..study.executors import executor_scope
 from ..study.maxflow import MaxflowConfig, format_summary, run_maxflow_study, summarize
-from .options import (add_executor_options, add_topology_options, apply_mirror, parse_k_list,
-                      parse_list)
+from .options import (
+    add_executor_options,
+    add_topology_options,
+    apply_mirror,
+    parse_k_list,
+    parse_list,
+)
 
 
 def register(sub: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Iterable, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Iterable, List, Optional, Set, Tuple, TypeVar
 
 from tqdm import tqdm
 
@@ -82,7 +82,7 @@ def parse_list(text: str, kind: Callable[[str], T], what: str) -> List[T]:
 
 def parse_k_list(text: str) -> Tuple[int, ...]:
     """``"1-6"``, ``"1,2,4"`` or ``"1-3,6"`` -> sorted distinct segment limits (each >= 1)."""
-    out = set()
+    out: Set[int] = set()
     for part in str(text).replace(" ", "").split(","):
         if not part:
             continue

@@ -15,9 +15,23 @@ from __future__ import annotations
 
 from .addressing import AddressPlan, default_plan, plan_from_dict, read_plan
 from .decode import format_inspection, inspect_file
-from .layout import (BASE_SIZE, KEY_SIZE, MAX_PATHS, MAX_SEGMENTS, SLOT_SIZE, SRH_SIZE, SRH_TYPE,
-                     SRTT_OFFSET, VARIANTS, WEIGHTS_OFFSET, DecodedPath, DecodedValue, Variant,
-                     decode_value, encode_value)
+from .layout import (
+                     BASE_SIZE,
+                     KEY_SIZE,
+                     MAX_PATHS,
+                     MAX_SEGMENTS,
+                     SLOT_SIZE,
+                     SRH_SIZE,
+                     SRH_TYPE,
+                     SRTT_OFFSET,
+                     VARIANTS,
+                     WEIGHTS_OFFSET,
+                     DecodedPath,
+                     DecodedValue,
+                     Variant,
+                     decode_value,
+                     encode_value,
+)
 from .select import SELECT_RULES, path_table
 from .table import Entry, PathRecord, PathTable, read_pairs, validate_table
 from .writer import FORMATS, write_paths

@@ -73,7 +73,7 @@ def render(table: PathTable, v: Variant, pin: str) -> Iterator[Tuple[str, bytes]
     for e in table.entries:
         by_source.setdefault(e.source, []).append(e)
     safe = safe_names(list(by_source))
-    index = {"variant": v.name, "map": v.map_name, "value_size": v.value_size, "pin": pin,
+    index: Dict[str, Any] = {"variant": v.name, "map": v.map_name, "value_size": v.value_size, "pin": pin,
              "topology": table.topology, "binary_layout": _BIN_DOC, "sources": {}}
     for src, entries in by_source.items():
         loop = table.plan.loopbacks.get(src)

@@ -136,7 +136,7 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
             pair_list = [check_pair(t, s, d, f"pairs[{i}]") for i, (s, d) in enumerate(pairs)]
             pairs_rule = "pairs given by the caller"
         pair_list = list(dict.fromkeys(pair_list))
-        for s, d in pair_list:
+        for _, d in pair_list:
             if not the_plan.prefixes.get(d):
                 raise PlanError(the_plan.source, f"no host prefix for destination router {d!r}")
     for r in dict.fromkeys(r for pr in pair_list for r in pr):  # first missing router, in order
@@ -180,10 +180,10 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
                 if len(chosen) < paths and key not in taken:
                     taken.add(key)
                     chosen.append(record(route, wps))
-            for r in recs[1:]:
-                if len(chosen) < paths and tuple(r.waypoints) not in taken:
-                    taken.add(tuple(r.waypoints))
-                    chosen.append(r)
+            for rec in recs[1:]:
+                if len(chosen) < paths and tuple(rec.waypoints) not in taken:
+                    taken.add(tuple(rec.waypoints))
+                    chosen.append(rec)
             recs = chosen
         if not recs:
             continue  # unreachable: no entry (cannot happen in a pruned topology)

@@ -11,8 +11,15 @@
 from __future__ import annotations
 
 from .datasets import DATASETS, REPETITA, ZOO, Dataset, data_dir
-from .files import (atomic_open, atomic_write_bytes, atomic_write_text, csv_cell, csv_text,
-                    json_text, write_csv)
+from .files import (
+                    atomic_open,
+                    atomic_write_bytes,
+                    atomic_write_text,
+                    csv_cell,
+                    csv_text,
+                    json_text,
+                    write_csv,
+)
 from .readers import read_topologies, read_topology
 from .repetita import read_demands
 from .specs import TOPOLOGY_SUFFIXES, topology_files

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import TopologyFormatError
 
@@ -44,7 +44,7 @@ def integer(text: str, path: Path, line: int, what: str) -> int:
         raise TopologyFormatError(path, line, f"{what} {text!r} is not an integer") from None
 
 
-def unique_names(labels: List[Optional[str]], ids: List[Any]) -> List[str]:
+def unique_names(labels: Sequence[Optional[str]], ids: Sequence[Any]) -> List[str]:
     """Labels as names; a repeated or missing label becomes ``label#id`` so names stay unique."""
     count: Dict[str, int] = {}
     for x in labels:

@@ -10,7 +10,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
+from typing import IO, Any, Iterable, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -94,7 +94,8 @@ def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
     return buf.getvalue()
 
 
-def write_csv(path: PathLike, rows: List[Mapping[str, Any]], columns: Sequence[str]) -> None:
+def write_csv(path: PathLike, rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
+    """Write ``rows`` as CSV (:func:`csv_text`), atomically."""
     atomic_write_text(path, csv_text(rows, columns))
 
 

@@ -35,7 +35,8 @@ def _header(lines: List[str], i: int, word: str, path: Path) -> Tuple[int, int]:
     return count, i + 2  # the column header line follows
 
 
-def _rows(lines: List[str], start: int, count: int, ncols: int, path: Path, what: str) -> List[Tuple[int, List[str]]]:
+def _rows(lines: List[str], start: int, count: int, ncols: int, path: Path,
+          what: str) -> List[Tuple[int, List[str]]]:
     rows = []
     for k in range(count):
         i = start + k

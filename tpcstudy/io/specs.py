@@ -20,7 +20,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 from ..errors import UsageError
 from .datasets import DATASETS, Dataset
 
-__all__ = ["TOPOLOGY_SUFFIXES", "Spec", "data_spec", "topology_files"]
+__all__ = ["TOPOLOGY_SUFFIXES", "Spec", "data_spec", "topology_files", "spec_text"]
 
 TOPOLOGY_SUFFIXES = (".gml", ".graphml", ".graph")
 
@@ -62,6 +62,13 @@ def _files_of(text: str) -> List[Path]:
     names = ", ".join(f"'{d.name}'" for d in DATASETS.values())
     raise UsageError(f"--topo {text!r}: no such file or folder (or name a data set: {names}; "
                      "e.g. zoo/Abilene, repetita/inverse-capacity)")
+
+
+def spec_text(spec: Spec) -> str:
+    """A ``--topo`` value (or list of them) as one string, e.g. for meta.json."""
+    if isinstance(spec, (str, os.PathLike)):
+        return os.fspath(spec)
+    return ",".join(os.fspath(one) for one in spec)
 
 
 def topology_files(spec: Spec) -> List[Path]:

@@ -29,7 +29,7 @@ from .problem import MaxFlowResult, Problem, demand_bounds
 
 __all__ = ["MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow"]
 
-MODELS = ("ecmp", "multipath", "sr", "mcf")
+MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf")
 
 PairLike = Tuple[Any, Any]
 

@@ -19,7 +19,7 @@ Needs matplotlib (``pip install 'tpcstudy[plot]'``).
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 from ..study.store import Results
 from .common import save_figure
@@ -39,5 +39,6 @@ FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint"
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
     """(figure name, figure) for any :class:`~tpcstudy.study.store.Results`: Figure 5, 6 or 7
     by its kind."""
-    draw = {"topo": plot_topologies, "maxflow": plot_maxflow, "disjoint": plot_disjoint}
+    draw: Dict[str, Callable[..., Any]] = {"topo": plot_topologies, "maxflow": plot_maxflow,
+                                           "disjoint": plot_disjoint}
     return FIGURE_NAMES[results.kind], draw[results.kind](results, **kw)

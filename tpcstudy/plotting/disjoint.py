@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 from ..errors import UsageError
 from ..study import paper
 from ..study.disjoint import greedy_reaches_max, mean_paths_table
-from .common import COLORS, axes_for, caption as add_caption, cdf, config_caption, sequential
+from .common import COLORS, axes_for, cdf, config_caption, sequential
+from .common import caption as add_caption
 
 __all__ = ["DISJOINT_PANELS", "plot_disjoint"]
 

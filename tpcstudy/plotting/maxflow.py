@@ -9,7 +9,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..errors import UsageError
 from ..study import paper
 from ..study.maxflow import default_k, improvement_table, study_ks
-from .common import COLORS, axes_for, caption as add_caption, config_caption, fmt_list, sequential
+from .common import COLORS, axes_for, config_caption, fmt_list, sequential
+from .common import caption as add_caption
 
 __all__ = ["MAXFLOW_PANELS", "plot_maxflow"]
 

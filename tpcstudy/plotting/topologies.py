@@ -8,7 +8,8 @@ from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
 from ..errors import UsageError
 from ..study.stats import MAX_DEGREE_BIN, distributions, summarize
-from .common import axes_for, caption as add_caption, cdf, source_name
+from .common import axes_for, cdf, source_name
+from .common import caption as add_caption
 
 __all__ = ["TOPOLOGY_PANELS", "plot_topologies"]
 
@@ -47,7 +48,7 @@ def plot_topologies(records: Sequence[Mapping[str, Any]], ax: Any = None, *,
     d = distributions(recs)
     largest = s["largest"][0]["name"] if s["largest"] else None
     letters = "abc"
-    for i, (panel, a) in enumerate(zip(panels, axes)):
+    for panel, a in zip(panels, axes):
         tag = f"({letters[TOPOLOGY_PANELS.index(panel)]})"
         if panel in ("routers", "links"):
             vals = d["nodes"] if panel == "routers" else d["links"]

@@ -18,7 +18,7 @@ from .disjoint import DisjointConfig, run_disjoint_study
 from .executors import EXECUTORS, executor_scope, make_executor
 from .maxflow import MaxflowConfig, run_maxflow_study
 from .provenance import environment, read_meta, write_meta
-from .store import ResultStore, Results, load_results, read_results
+from .store import Results, ResultStore, load_results, read_results
 from .summary import summary_line
 from .tasks import RunSummary, Task, run_tasks
 

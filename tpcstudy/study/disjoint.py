@@ -59,7 +59,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..io import atomic_open, read_topology, topology_files
-from ..io.specs import Spec
+from ..io.specs import Spec, spec_text
 from ..pairs import PAIR_MODES, router_pairs, sample_indices
 from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, disjoint_paths_batch
 from ..rules import check_rules
@@ -177,7 +177,7 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
     if config.max_pairs is not None and len(s) > config.max_pairs:
         pick = sample_indices(len(s), config.max_pairs, config.seed)
         s, t = s[pick], t[pick]
-    base = {"topology": name, "nodes": topo.num_nodes, "links": topo.num_links,
+    base: Dict[str, Any] = {"topology": name, "nodes": topo.num_nodes, "links": topo.num_links,
             "edge_routers": len(topo.edge_router_ids), "pairs": len(s), STATUS: OK}
     kind = "edge routers" if config.pairs == "edge" else "routers"
     n_kind = base["edge_routers"] if config.pairs == "edge" else topo.num_nodes
@@ -300,9 +300,7 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
     """
     out = Path(out_dir)
     files = topology_files(topo_spec)
-    spec_text = (os.fspath(topo_spec) if isinstance(topo_spec, (str, os.PathLike))
-                 else ",".join(map(os.fspath, topo_spec)))
-    write_meta(out, config.meta(spec_text), kind="disjoint")
+    write_meta(out, config.meta(spec_text(topo_spec)), kind="disjoint")
     paths_dir = str(out / "paths") if paths_out is not None else None
     config = replace(config, paths_dir=paths_dir)
     tasks = make_tasks(files, config)

@@ -35,7 +35,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
 
-from .. import _core
+import tpcstudy._core as _core
+
 from .._version import __version__
 from ..errors import ClusterError, UsageError
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import TpcStudyError, UsageError
 from ..io import read_demands, read_topology, topology_files
-from ..io.specs import Spec
+from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
 from ..maxflow import MODELS, max_flow
 from ..pairs import heavy_pairs
@@ -257,8 +257,7 @@ def run_maxflow_study(topo_spec: Spec, out_dir: Union[str, Path], config: Maxflo
     if overwrite:  # a fresh study in an old folder: drop the old results first
         shutil.rmtree(out / "parts", ignore_errors=True)
         (out / "results.csv").unlink(missing_ok=True)
-    spec_text = str(topo_spec) if isinstance(topo_spec, (str, Path)) else ",".join(map(str, topo_spec))
-    write_meta(out, config.meta(spec_text), kind="maxflow", seeds=list(config.seeds),
+    write_meta(out, config.meta(spec_text(topo_spec)), kind="maxflow", seeds=list(config.seeds),
                solver=config.solver, overwrite=overwrite)
     # largest files first: the big topologies start early and the workers stay busy
     order = sorted(files, key=lambda p: (-p.stat().st_size, p.name))

@@ -216,7 +216,7 @@ def read_results(path: Union[str, os.PathLike]) -> List[Dict[str, str]]:
 
 
 # ----------------------------------------------------------------------------- reading back
-class Results(list):  # type: ignore[type-arg]
+class Results(List[Dict[str, Any]]):
     """Rows of one study output (a list of dicts, numbers already converted) and where they came
     from.
 
