@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from tpcstudy.runner import read_results
+from tpcstudy.study import read_results
 from tpcstudy.topogen import isp_topology, write_gml
 
 STEPS = ("stats", "disjoint", "maxflow")

@@ -1,7 +1,7 @@
 """Redraw the README figures (docs/figures/*.png) from whole-Zoo study outputs.
 
     tpcstudy topo stats --topo zoo --json > zoo-stats.json
-    tpcstudy maxflow --topo PATH/TO/repetita/2016TopologyZooUCL_inverseCapacity --capacity file \\
+    tpcstudy maxflow --topo repetita/inverse-capacity --capacity file \\
         --weight file --heavy 1,5,10 --seeds 10 --k 2,3,4,6 --jobs 2 --out results/mf-repetita
     tpcstudy disjoint --topo zoo --k 1-6 --jobs 2 --out results/disjoint-zoo
     python scripts/make_figures.py --stats zoo-stats.json --maxflow results/mf-repetita \\
@@ -17,7 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from tpcstudy import plots
+from tpcstudy import plotting
+from tpcstudy.study import load_results, summary_line
+from tpcstudy.study.stats import fill_degree_histograms
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 200_000
@@ -38,11 +40,13 @@ def main() -> int:
     for source, name in jobs:
         if not source:
             continue
-        res = plots.load_results(source)
-        _, fig = plots.plot_results(res)
-        (path,) = plots.save_figure(fig, Path(args.out) / name, formats=["png"], dpi=args.dpi)
+        res = load_results(source)
+        if res.kind == "topo":
+            fill_degree_histograms(res)  # a CSV has none: re-read the files it names
+        _, fig = plotting.plot_results(res)
+        (path,) = plotting.save_figure(fig, Path(args.out) / name, formats=["png"], dpi=args.dpi)
         size = path.stat().st_size
-        print(f"{path} ({size // 1000} KB): {plots.summary_line(res)}")
+        print(f"{path} ({size // 1000} KB): {summary_line(res)}")
         if size > LIMIT:
             print(f"  over {LIMIT // 1000} KB: lower --dpi", file=sys.stderr)
             status = 1

@@ -32,3 +32,11 @@ def test_mypy_is_clean() -> None:
     out = subprocess.run([_tool("mypy"), "--no-incremental"], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (ROOT / "scripts").glob("*.py")))
+def test_scripts_start(script: str) -> None:
+    """Every script imports what it uses (``--help`` parses its options after the imports)."""
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--help"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0 and "usage:" in out.stdout, out.stderr[-3000:]
