@@ -46,6 +46,15 @@ def zoo_graphml() -> Path:
     return mirror / "graphml"
 
 
+@pytest.fixture()
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty data folder, no mirror variables: every install starts from nothing."""
+    monkeypatch.setenv("TPCSTUDY_DATA", str(tmp_path / "data"))
+    for var in ("TPCSTUDY_ZOO_MIRROR", "TPCSTUDY_ZOO_URL", "TPCSTUDY_REPETITA_MIRROR"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path / "data"
+
+
 @pytest.fixture(scope="session")
 def repetita() -> Path:
     """The installed REPETITA folder (``2016TopologyZooUCL_inverseCapacity/``, ``..._unary/``)."""

@@ -81,6 +81,13 @@ def serve_folder(root: Path) -> Iterator[str]:
 
 
 # ----------------------------------------------------------------------------- topologies
+def gml_file(tmp_path: Path, body: str, name: str = "t.gml") -> Path:
+    """A GML file ``graph [ BODY ]`` in ``tmp_path``."""
+    p = tmp_path / name
+    p.write_text("graph [\n" + body + "]\n", encoding="utf-8")
+    return p
+
+
 def path_record(segs, bw=0.0, delay=0.0):
     segs = [ipaddress.IPv6Address(s) for s in segs]
     return PathRecord(nodes=[], segments=segs, waypoints=[str(s) for s in segs], bw_mbps=bw,

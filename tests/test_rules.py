@@ -10,11 +10,7 @@ import pytest
 import tpcstudy
 from tpcstudy import TopologyFormatError, read_topology
 
-
-def _gml(tmp_path, body: str, name: str = "t.gml"):
-    p = tmp_path / name
-    p.write_text("graph [\n" + body + "]\n", encoding="utf-8")
-    return p
+from helpers import gml_file as _gml
 
 
 def test_no_speed_anywhere_fills_one_gigabit(tmp_path):

@@ -9,11 +9,7 @@ import numpy as np
 import tpcstudy
 from tpcstudy import prune, read_topology
 
-
-def _gml(tmp_path, body: str, name: str = "t.gml"):
-    p = tmp_path / name
-    p.write_text("graph [\n" + body + "]\n", encoding="utf-8")
-    return p
+from helpers import gml_file as _gml
 
 
 # ----------------------------------------------------------------- hand-made topologies

@@ -16,14 +16,6 @@ from tpcstudy.io import REPETITA, ZOO
 from tpcstudy.io.datasets import REPETITA_SUBSETS
 
 
-@pytest.fixture()
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TPCSTUDY_DATA", str(tmp_path / "data"))
-    for var in ("TPCSTUDY_ZOO_MIRROR", "TPCSTUDY_ZOO_URL", "TPCSTUDY_REPETITA_MIRROR"):
-        monkeypatch.delenv(var, raising=False)
-    return tmp_path / "data"
-
-
 def test_data_fetch_path_list(data_dir: Path, zoo_mirror: Path, repetita_mirror: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "path", "repetita"]) == 1  # not installed yet

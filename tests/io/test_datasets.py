@@ -22,15 +22,6 @@ INVERSE = REPETITA_SUBSETS["inverse-capacity"]
 
 
 @pytest.fixture()
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty data folder, no mirror variables: every install starts from nothing."""
-    monkeypatch.setenv("TPCSTUDY_DATA", str(tmp_path / "data"))
-    for var in ("TPCSTUDY_ZOO_MIRROR", "TPCSTUDY_ZOO_URL", "TPCSTUDY_REPETITA_MIRROR"):
-        monkeypatch.delenv(var, raising=False)
-    return tmp_path / "data"
-
-
-@pytest.fixture()
 def zoo_www(tmp_path: Path, zoo_mirror: Path) -> Path:
     """A web root holding the Zoo as gml/NAME.gml and gml.tar.gz."""
     root = tmp_path / "www"

@@ -10,11 +10,7 @@ import tpcstudy
 from tpcstudy import TopologyFormatError, prune, read_topology
 from tpcstudy.io import read_demands, topology_files
 
-
-def _gml(tmp_path, body: str, name: str = "t.gml"):
-    p = tmp_path / name
-    p.write_text("graph [\n" + body + "]\n", encoding="utf-8")
-    return p
+from helpers import gml_file as _gml
 
 
 def test_duplicate_labels_get_unique_names(tmp_path):

@@ -8,6 +8,8 @@ Figures are plain :class:`matplotlib.figure.Figure` objects drawn with the Agg c
 from __future__ import annotations
 
 import io
+import math
+import statistics
 import textwrap
 from pathlib import Path
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
@@ -22,10 +24,15 @@ from ..io import atomic_write_bytes
 from ..study.store import Results
 
 __all__ = ["COLORS", "new_figure", "axes_for", "cdf", "caption", "source_name", "fmt_list",
-           "config_caption", "sequential", "save_figure"]
+           "config_caption", "sequential", "save_figure", "mean_or_nan"]
 
 COLORS = {"ecmp": "#7f7f7f", "multipath": "#1f77b4", "sr": "#2ca02c", "mcf": "#9467bd",
           "max": "#000000", "greedy": "#ff7f0e", "paper": "#d62728"}
+
+
+def mean_or_nan(values: Sequence[float]) -> float:
+    """The mean of ``values`` (nan for none)."""
+    return statistics.fmean(values) if values else math.nan
 
 
 def new_figure(n: int, *, width: float = 5.0, height: float = 4.0) -> Any:

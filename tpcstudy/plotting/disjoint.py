@@ -4,20 +4,17 @@ topologies (max vs greedy, sps by segment limit, how close greedy comes to max).
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any, Mapping, Sequence
 
 from ..errors import UsageError
 from ..study import paper
 from ..study.disjoint import greedy_reaches_max, mean_paths_table
-from .common import COLORS, axes_for, cdf, config_caption, sequential
+from .common import COLORS, axes_for, cdf, config_caption, mean_or_nan, sequential
 from .common import caption as add_caption
 
 __all__ = ["DISJOINT_PANELS", "plot_disjoint"]
 
 
-def _mean(values: Sequence[float]) -> float:
-    return statistics.fmean(values) if values else math.nan
 
 DISJOINT_PANELS = ("max_greedy", "sps", "greedy_ratio")
 
@@ -59,7 +56,7 @@ def plot_disjoint(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                 vals = list(table.get(m, {}).values())
                 cdf(a, vals, color=COLORS[m], ls=style, lw=1.8,
                      label=f"{m} ({'Edmonds-Karp' if m == 'max' else 'iterative Dijkstra'}), "
-                           f"mean {_mean(vals):.2f}")
+                           f"mean {mean_or_nan(vals):.2f}")
             share = 100.0 * reach / both if both else math.nan
             a.text(0.03, 0.97, f"greedy = max on {reach} of {both} topologies ({share:.1f} %)"
                    + (f"\npaper: {paper.GREEDY_REACHES_MAX:.0f} %" if reference else ""),
@@ -70,9 +67,9 @@ def plot_disjoint(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             colors = sequential(len(sps_keys))
             for m, c in zip(sps_keys, colors):
                 vals = list(table[m].values())
-                cdf(a, vals, color=c, lw=1.6, label=f"sps k = {m[6:]}, mean {_mean(vals):.2f}")
+                cdf(a, vals, color=c, lw=1.6, label=f"sps k = {m[6:]}, mean {mean_or_nan(vals):.2f}")
             mx = list(table.get("max", {}).values())
-            cdf(a, mx, color="black", ls=":", lw=1.4, label=f"max, mean {_mean(mx):.2f}")
+            cdf(a, mx, color="black", ls=":", lw=1.4, label=f"max, mean {mean_or_nan(mx):.2f}")
             a.set_title("(b) sps by segment limit k")
         else:
             ratios = sorted(table["greedy"][t] / table["max"][t]

@@ -3,30 +3,18 @@ stretch."""
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import defaultdict
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Tuple
 
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from .common import axes_for, cdf
+from ..study.store import cell_number
+from .common import axes_for, cdf, mean_or_nan
 
 __all__ = ["plot_path_table"]
 
 
-def _mean(values: Sequence[float]) -> float:
-    return statistics.fmean(values) if values else math.nan
-
-
-def _num(x: Any) -> Optional[float]:
-    if x is None or x == "":
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def plot_path_table(table: Any, ax: Any = None) -> Any:
@@ -59,7 +47,7 @@ def plot_path_table(table: Any, ax: Any = None) -> Any:
         a.set_xticks(xs)
     a.set_xlabel("paths per (source, destination) (count)")
     a.set_ylabel("destinations (% of map entries)")
-    a.set_title(f"(a) paths per destination, mean {_mean(counts):.2f}")
+    a.set_title(f"(a) paths per destination, mean {mean_or_nan(counts):.2f}")
     a = axes[1]
     segs0 = [int(r["num_segments"]) for r in rows if int(r["slot"]) == 0]
     segs1 = [int(r["num_segments"]) for r in rows if int(r["slot"]) > 0]
@@ -79,7 +67,7 @@ def plot_path_table(table: Any, ax: Any = None) -> Any:
     stretch = []
     for entry in per_entry.values():
         base = [r for r in entry if int(r["slot"]) == 0]
-        if base and (_num(base[0]["igp_cost"]) or 0) > 0:
+        if base and (cell_number(base[0]["igp_cost"]) or 0) > 0:
             stretch += [float(r["igp_cost"]) / float(base[0]["igp_cost"]) for r in entry
                         if int(r["slot"]) > 0]
     cdf(a, stretch, color="#2ca02c", lw=1.8)

@@ -68,7 +68,7 @@ from . import paper
 from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
 from .provenance import write_meta
-from .store import ERROR, STATUS, ResultStore, read_results
+from .store import ERROR, STATUS, ResultStore, cell_number, read_results
 from .tasks import RunSummary, Task, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
@@ -323,10 +323,8 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
 
 # --------------------------------------------------------------------------- summary
 def _f(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
+    v = cell_number(x)
+    return math.nan if v is None else v
 
 
 def _label(method: str, k: Any) -> str:

@@ -33,7 +33,7 @@ from ..topology import prune
 from . import paper
 from .executors import TaskExecutor
 from .provenance import write_meta
-from .store import ResultStore, read_results
+from .store import ResultStore, cell_number, read_results
 from .tasks import RunSummary, Task, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
@@ -271,16 +271,6 @@ def run_maxflow_study(topo_spec: Spec, out_dir: Union[str, Path], config: Maxflo
 
 
 # --------------------------------------------------------------------------- summary
-def _num(x: Any) -> Optional[float]:
-    if x is None or x == "":
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _ok(r: Mapping[str, Any]) -> bool:
     return (r.get("status") or "ok") == "ok"
 
@@ -288,7 +278,7 @@ def _ok(r: Mapping[str, Any]) -> bool:
 def study_ks(rows: Sequence[Mapping[str, Any]]) -> List[int]:
     """The sr segment limits present in ``rows``."""
     return sorted({int(float(r["k"])) for r in rows
-                   if r.get("model") == "sr" and _num(r.get("k")) is not None})
+                   if r.get("model") == "sr" and cell_number(r.get("k")) is not None})
 
 
 def default_k(rows: Sequence[Mapping[str, Any]]) -> Optional[int]:
@@ -315,16 +305,16 @@ def improvement_table(rows: Sequence[Mapping[str, Any]]
             acc.setdefault((series, heavy), {}).setdefault(topo, []).append(value)
 
     for r in rows:
-        heavy = _num(r.get("heavy"))
+        heavy = cell_number(r.get("heavy"))
         if not _ok(r) or heavy is None:
             continue
         model, topo = r.get("model"), str(r.get("topology"))
         if model in ("multipath", "mcf"):
-            add(str(model), heavy, topo, _num(r.get("improvement")))
-        elif model == "sr" and _num(r.get("k")) is not None:
+            add(str(model), heavy, topo, cell_number(r.get("improvement")))
+        elif model == "sr" and cell_number(r.get("k")) is not None:
             k = int(float(r["k"]))
-            add(f"sr k={k}", heavy, topo, _num(r.get("improvement")))
-            add(f"sr k={k}/multipath", heavy, topo, _num(r.get("improvement_over_multipath")))
+            add(f"sr k={k}", heavy, topo, cell_number(r.get("improvement")))
+            add(f"sr k={k}/multipath", heavy, topo, cell_number(r.get("improvement_over_multipath")))
     return {key: {t: float(np.mean(v)) for t, v in per.items()} for key, per in acc.items()}
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -25,8 +26,8 @@ from ..errors import UsageError
 from ..io import atomic_write_text, csv_cell
 from .provenance import read_meta
 
-__all__ = ["ResultStore", "read_results", "Results", "load_results", "KINDS", "STATUS", "ERROR",
-           "FAILED"]
+__all__ = ["ResultStore", "read_results", "Results", "load_results", "cell_number", "KINDS",
+           "STATUS", "ERROR", "FAILED"]
 
 #: What a results folder or file can hold: topology statistics or one of the two studies.
 KINDS = ("topo", "maxflow", "disjoint")
@@ -257,6 +258,18 @@ class Results(List[Dict[str, Any]]):
 
     def __repr__(self) -> str:
         return f"Results(kind={self.kind!r}, rows={len(self)}, source={self.source!r})"
+
+
+def cell_number(value: Any) -> Optional[float]:
+    """The number a results cell holds (text as read, or a number as loaded); ``None`` when it
+    is empty, not a number, or not finite."""
+    if value is None or value == "":
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 def _convert(col: str, value: Any) -> Any:
