@@ -21,7 +21,9 @@ def test_data_fetch_path_list(data_dir: Path, zoo_mirror: Path, repetita_mirror:
     assert main(["data", "path", "repetita"]) == 1  # not installed yet
     assert capsys.readouterr().out.strip() == str(data_dir / "repetita")
     assert main(["data", "fetch", "repetita", "--mirror", str(repetita_mirror)]) == 0
-    assert "installed 780 REPETITA files" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "installed 780 REPETITA files" in printed and "cite: S. Gay" in printed
+    assert "arXiv:1710.08665" in printed
     assert main(["data", "path", "repetita"]) == 0 and REPETITA.installed()
     capsys.readouterr()
     assert main(["data", "list", "repetita"]) == 0

@@ -50,6 +50,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     target = dataset.fetch(args.mirror, force=args.force, quiet=False)
     if not args.force and args.mirror is None:
         print(f"{dataset.title} ready in {target} ({len(dataset.manifest())} files)")
+    print(f"cite: {dataset.citation}")
     return 0
 
 

@@ -98,6 +98,8 @@ class Dataset:
     mirror_env = ""
     error: Type[DataError] = DataError
     how_to_get = ""
+    #: How to cite the data set.
+    citation = ""
 
     # -- manifest ----------------------------------------------------------------------
     def _manifest_path(self, file: str) -> Path:
@@ -246,7 +248,6 @@ class Dataset:
 ZOO_REVISION = "a725bbc4763bf1d0eaea64089ba00c2fe9427fe3"
 ZOO_URL = f"https://github.com/mroughan/InternetTopologyZoo/raw/{ZOO_REVISION}/gml.tar.gz"
 ZOO_ARCHIVE_SHA256 = "ccdb26338f4e118ef291e83adea6c75b839700b065d5e69ec13c929c4e1f2f71"
-ZOO_ARCHIVE_SIZE = 348_613
 ZOO_CITATION = ("S. Knight, H. X. Nguyen, N. Falkner, R. Bowden and M. Roughan, \"The Internet "
                 "Topology Zoo\", IEEE JSAC 29(9):1765-1775, 2011. doi:10.1109/JSAC.2011.111002")
 
@@ -258,6 +259,7 @@ class _Zoo(Dataset):
     manifests = (("SHA256SUMS", ""),)
     mirror_env = "TPCSTUDY_ZOO_MIRROR"
     error = ZooDataError
+    citation = ZOO_CITATION
     how_to_get = (
         "To get the Topology Zoo files, either\n"
         "  - run `tpcstudy data fetch zoo` on a machine with internet access (downloads\n"
@@ -337,6 +339,7 @@ class _Repetita(Dataset):
                  ("SHA256SUMS.unary", REPETITA_SUBSETS["unary"]))
     mirror_env = "TPCSTUDY_REPETITA_MIRROR"
     error = RepetitaDataError
+    citation = REPETITA_CITATION
     how_to_get = (
         "To get the REPETITA files, either\n"
         "  - run `tpcstudy data fetch repetita` on a machine with internet access (downloads\n"
