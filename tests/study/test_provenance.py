@@ -41,6 +41,14 @@ def test_write_meta_records_environment_and_refuses_other_config(tmp_path: Path)
     assert fresh["study"]["config"] == {"k": 5} and len(fresh["runs"]) == 1
 
 
+def test_folders_from_before_the_kind_was_recorded_resume(tmp_path: Path) -> None:
+    meta = write_meta(tmp_path, {"k": 6}, kind="maxflow", seeds=[0], solver="highs")
+    del meta["study"]["kind"]
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    again = write_meta(tmp_path, {"k": 6}, kind="maxflow", seeds=[0], solver="highs")
+    assert len(again["runs"]) == 2 and again["study"]["kind"] == "maxflow"
+
+
 def test_read_meta(tmp_path: Path) -> None:
     assert read_meta(tmp_path) == {}
     (tmp_path / "meta.json").write_text("{oops")

@@ -106,8 +106,11 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
             old = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UsageError(f"{path}: unreadable ({exc}); use another output folder or remove it") from exc
-        if old.get("study") != study:
-            a, b = old.get("study") or {}, study
+        recorded = dict(old.get("study") or {})
+        if "kind" not in recorded:  # written before meta.json recorded the kind: same study
+            recorded["kind"] = study["kind"]
+        if recorded != study:
+            a, b = recorded, study
             diff = sorted({f"config.{k}" for k in set(a.get("config") or {}) | set(b["config"])
                            if (a.get("config") or {}).get(k) != b["config"].get(k)}
                           | {k for k in ("kind", "seeds", "solver") if a.get(k) != b[k]})
