@@ -10,8 +10,18 @@ import pytest
 
 from tpcstudy.errors import UsageError
 from tpcstudy.metrics import jain_index, multihoming_metrics, percentile
-from tpcstudy.policies import (POLICIES, BaPolicy, Cycle, Exp3Policy, LpPolicy, QueuePolicy,
-                               flow_remapping, make_policy, parse_policy, window_average)
+from tpcstudy.policies import (
+    POLICIES,
+    BaPolicy,
+    Cycle,
+    Exp3Policy,
+    LpPolicy,
+    QueuePolicy,
+    flow_remapping,
+    make_policy,
+    parse_policy,
+    window_average,
+)
 
 
 class ScriptedRng:
