@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tpcstudy import read_topology
+from tpcstudy.errors import UsageError
 from tpcstudy.maxflow import max_flow
 from tpcstudy.paths import segment_ratios, shortest_paths
 
@@ -193,3 +194,57 @@ def test_unreachable_pairs_carry_nothing():
         r = max_flow(t, pairs, model=model, k=3)
         assert r.ok and r.value == pytest.approx(want), model
         assert r.pair_flow[1] == 0.0
+
+
+def test_mptcp_by_hand():
+    """Six paths: the IGP's single shortest path takes every subflow: 1 unit for any K.
+    Diamond (capacities a-branch 1, b-branch 0.25): one subflow gets 1 or 0.25, depending on
+    its draw; many subflows get both paths, 1.25 (= multipath)."""
+    t = six_paths()
+    for k in (1, 4, 32):
+        r = max_flow(t, [("A", "B")], model="mptcp", subflows=k, seed=0)
+        assert r.value == pytest.approx(1.0) and r.subflows == k and r.columns == 1
+    g = nx.Graph()
+    g.add_edge("s", "a", capacity=1.0)
+    g.add_edge("a", "t", capacity=1.0)
+    g.add_edge("s", "b", capacity=1.0)
+    g.add_edge("b", "t", capacity=0.25)
+    d = read_topology(g, capacity="file")
+    ones = {round(max_flow(d, [("s", "t")], model="mptcp", subflows=1, seed=s).value, 9)
+            for s in range(20)}
+    assert ones == {1.0, 0.25}
+    assert max_flow(d, [("s", "t")], model="mptcp", subflows=64, seed=0).value == pytest.approx(1.25)
+
+
+def test_sr_mptcp_by_hand_and_equal_to_sr_once_k_covers_the_paths_used():
+    """Six paths, k = 2: sr uses all six paths (6 units); K subflows free to take sr-paths get
+    min(K, 6) units."""
+    t = six_paths()
+    for k in (1, 2, 3, 6, 8):
+        r = max_flow(t, [("A", "B")], model="sr+mptcp", k=2, subflows=k)
+        assert r.value == pytest.approx(min(k, 6)), k
+        assert r.used_paths().max() <= k
+    rng = np.random.default_rng(4)
+    for seed in range(4):
+        g = nx.gnp_random_graph(14, 0.3, seed=seed)
+        g.add_edges_from(zip(range(13), range(1, 14)))
+        for u, v in g.edges:
+            g.edges[u, v]["capacity"] = float(rng.integers(1, 4))
+        topo = read_topology(g, capacity="file")
+        pairs = rng.choice(14, size=(5, 2), replace=True)
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        sr = max_flow(topo, pairs, model="sr", k=3)
+        used = int(sr.used_paths().max())
+        vals = [max_flow(topo, pairs, model="sr+mptcp", k=3, subflows=k).value
+                for k in range(1, used + 2)]
+        assert all(a <= b + 1e-7 for a, b in zip(vals, vals[1:]))  # nested: top-K of one optimum
+        assert vals[-1] == pytest.approx(sr.value, abs=1e-7)         # K >= paths used: sr itself
+        assert vals[used - 1] == pytest.approx(sr.value, abs=1e-7)
+        assert all(v <= sr.value + 1e-7 for v in vals)
+
+
+def test_subflow_models_reject_bad_subflows():
+    t = six_paths()
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(UsageError, match="subflows"):
+            max_flow(t, [("A", "B")], model="mptcp", subflows=bad)

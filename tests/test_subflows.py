@@ -9,10 +9,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from tpcstudy import prune, read_topology
+from tpcstudy import read_topology
 from tpcstudy.maxflow import max_flow
 from tpcstudy.paths import dag_arcs
-from tpcstudy.subflows import draw_subflows, next_hops, path_distribution, subflow_max_flow
+from tpcstudy.subflows import draw_subflows, next_hops, path_distribution
 
 
 def grid(w=3, h=3, seed=None):
@@ -92,6 +92,12 @@ def test_draw_frequencies_follow_the_law():
     freq = {tuple(p.tolist()): h / n for p, h in zip(dr.paths(0), dr.hits.tolist())}
     for p, q in law.items():
         assert abs(freq.get(p, 0.0) - q) < 4 * math.sqrt(q * (1 - q) / n)
+
+
+def subflow_max_flow(t, S, T, k, seed):
+    """The mptcp model's value and draws through the public API."""
+    res = max_flow(t, np.stack([S, T], 1).astype(np.int32), model="mptcp", subflows=k, seed=seed)
+    return res.value, draw_subflows(t, S, T, k, seed), res
 
 
 def _lp_value(t, pair_paths):

@@ -191,24 +191,3 @@ def path_distribution(topo: Topology, source: int, target: int,
             stack.append((int(topo.arc_dst[a]), arcs + (a,), p / len(nxt)))
     return out
 
-
-def subflow_max_flow(topo: Topology, sources: np.ndarray, targets: np.ndarray, subflows: int,
-                     seed: int, *, solver: str = "highs") -> Tuple[float, SubflowPaths, np.ndarray]:
-    """Max total flow when each pair may use only the paths its subflows drew (``r`` in {0, 1}).
-
-    Returns ``(value, draws, flows)``: the LP's optimum, the draws, and the flow on each drawn
-    path (same order as ``draws.arcs``' paths). ``nan`` value when the LP fails.
-    """
-    from .lp import make_model
-
-    draws = draw_subflows(topo, sources, targets, subflows, seed)
-    lp = make_model(solver)
-    lp.add_rows(topo.arc_capacity)
-    npaths = len(draws.arc_offsets) - 1
-    if npaths:
-        lp.add_columns(np.ones(npaths), draws.arc_offsets.astype(np.int64),
-                       draws.arcs.astype(np.int64), np.ones(len(draws.arcs)))
-    res = lp.solve()
-    if not res.ok:
-        return float("nan"), draws, np.full(npaths, np.nan)
-    return float(res.objective), draws, np.asarray(res.x, dtype=np.float64)

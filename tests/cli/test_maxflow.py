@@ -122,3 +122,41 @@ def test_k_lists_and_duplicate_models(tmp_path, zoo_installed, capsys):
     rows = read_rows(out / "results.csv")
     assert sorted((r["model"], r["k"]) for r in rows) == [("ecmp", "1"), ("mcf", ""), ("sr", "2"),
                                                           ("sr", "3")]
+
+
+def test_maxflow_cli_subflow_models(small_zoo, tmp_path, capsys):
+    """mptcp:K and sr+mptcp rows: ecmp-ish <= mptcp(K) <= multipath and monotone in K for a seed;
+    sr+mptcp(K) <= sr and == sr once K covers the paths the sr optimum uses; summary lines."""
+    out = tmp_path / "res"
+    rc = main(["maxflow", "--topo", str(small_zoo), "--heavy", "20", "--seeds", "2",
+               "--models", "mptcp:1,sr+mptcp,multipath,sr,mptcp:4", "--subflows", "2",
+               "--k", "3", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "mptcp:4" in text and "sr+mptcp:2" in text and "mptcp to reach 90 %" in text
+    rows = [r for r in read_rows(out / "results.csv") if r["status"] == "ok"]
+    by = {}
+    for r in rows:
+        by.setdefault((r["topology"], r["seed"]), {})[(r["model"], r["k"], r["subflows"])] = r
+    assert len(by) == 3 * 2
+    for key, v in by.items():
+        val = {k: float(r["value"]) for k, r in v.items()}
+        m = val[("multipath", "", "")]
+        mp = [val[("mptcp", "", str(x))] for x in (1, 2, 4)]
+        tol = 1e-6 * m
+        assert mp[0] <= mp[1] + tol <= mp[2] + 2 * tol <= m + 3 * tol, key
+        sr = val[("sr", "3", "")]
+        used = int(v[("sr", "3", "")]["used_paths_max"])
+        for x in (1, 2, 4):
+            got = val[("sr+mptcp", "3", str(x))]
+            assert got <= sr + tol, key
+            if x >= used:
+                assert got == pytest.approx(sr, rel=1e-6), key
+        assert float(v[("mptcp", "", "4")]["improvement_over_multipath"]) <= 1e-6
+    # Figure 6 gets the panel by K
+    from tpcstudy.plotting.maxflow import plot_maxflow
+    from tpcstudy.study import load_results
+
+    fig = plot_maxflow(load_results(out))
+    titles = [a.get_title() for a in fig.axes]
+    assert any("hashed subflows" in t for t in titles), titles

@@ -2,8 +2,10 @@
 
 For a random share of the ordered edge-router pairs (the heavy hitters: the few pairs carrying
 most traffic), the maximum total flow with single-path ECMP (ecmp), MPTCP over ECMP
-(multipath), Segment Routing with at most k segments (sr) and any routing (mcf, the bound).
-One row per topology, heavy percent, seed, model and k; re-running the same command resumes.
+(multipath: every shortest path), Segment Routing with at most k segments (sr) and any routing
+(mcf, the bound); optionally mptcp (K subflows per pair, each hashed onto ONE shortest path) and
+sr+mptcp (K subflows, each on its own sr-path). One row per topology, heavy percent, seed,
+model, k and K; re-running the same command resumes.
 """
 
 from __future__ import annotations
@@ -35,7 +37,11 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", type=int, default=1, help="random draws per percent (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--models", default="ecmp,multipath,sr,mcf",
-                   help="models to solve (default ecmp,multipath,sr,mcf; ecmp is always added)")
+                   help="models to solve: ecmp, multipath, sr, mcf, mptcp, sr+mptcp (default "
+                        "ecmp,multipath,sr,mcf; ecmp is always added; mptcp:K names one K)")
+    p.add_argument("--subflows", default=None, metavar="K,...",
+                   help="subflows per pair of mptcp and sr+mptcp, e.g. 2,4,8,32 (the default "
+                        "when a subflow model has no K)")
     p.add_argument("--k", default="4", help="segment limits for sr, e.g. 4 or 2,3,4,6 or 1-6")
     p.add_argument("--solver", default="highs", choices=SOLVERS,
                    help="LP backend: highs (default), glop, pdlp (OR-Tools), pulp (CBC)")
@@ -65,6 +71,7 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         heavy=tuple(parse_list(args.heavy, float, "--heavy")),
         seeds=tuple(range(args.seed, args.seed + args.seeds)),
         models=tuple(parse_list(args.models, str, "--models")), ks=parse_k_list(args.k),
+        subflows=tuple(parse_list(args.subflows, int, "--subflows")) if args.subflows else (),
         capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
         prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp)
     t0 = time.perf_counter()
@@ -79,6 +86,7 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
           f"{len(skipped)} topologies skipped (< 2 edge routers), {len(failed)} failed rows; "
           f"{time.perf_counter() - t0:.1f} s; results in {run.results}")
     for r in failed[:10]:
+        sub = f" subflows {r['subflows']}" if r.get("subflows") else ""
         print(f"  failed: {r['topology']} heavy {r['heavy']} seed {r['seed']} {r['model']} "
-              f"k {r['k']}: {r['error']}", file=sys.stderr)
+              f"k {r['k']}{sub}: {r['error']}", file=sys.stderr)
     return 1 if failed else 0

@@ -12,7 +12,12 @@ maximise ``sum_p f_p`` subject to ``sum_p r(l, p) f_p <= c(l)`` for every direct
   segment costs and the segment DP; it stops only when no pair prices below ``1 - 1e-9``, so the
   value is the optimum over all such sr-paths;
 - ``mcf``: the multicommodity max flow with no forwarding restriction (the upper bound), by
-  column generation priced with shortest paths on the capacity duals.
+  column generation priced with shortest paths on the capacity duals;
+- ``mptcp``: multipath as the network really hashes it: each pair's ``subflows`` subflows each
+  follow ONE shortest path drawn by per-hop ECMP hashing (seeded by ``seed``), and the pair uses
+  the distinct paths drawn (:mod:`tpcstudy.subflows`);
+- ``sr+mptcp``: each pair's ``subflows`` subflows may each take its own sr-path (at most ``k``
+  segments): the LP over each pair's ``subflows`` largest sr-paths of the ``sr`` optimum.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from . import models
 from .colgen import MAX_ITERATIONS, PRICE_TOL
 from .problem import MaxFlowResult, Problem, demand_bounds
 
-__all__ = ["MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow"]
+__all__ = ["MODELS", "SUBFLOW_MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow"]
 
-MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf")
+MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf", "mptcp", "sr+mptcp")
+#: Models whose value depends on the number of subflows per pair.
+SUBFLOW_MODELS: Tuple[str, ...] = ("mptcp", "sr+mptcp")
 
 PairLike = Tuple[Any, Any]
 
@@ -37,7 +44,8 @@ PairLike = Tuple[Any, Any]
 def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, model: str,
              k: int = 4, solver: str = "highs", demands: Optional[Any] = None,
              time_limit: Optional[float] = None, write_lp: Optional[str] = None,
-             max_iterations: int = MAX_ITERATIONS, multipath: str = "cg") -> MaxFlowResult:
+             max_iterations: int = MAX_ITERATIONS, multipath: str = "cg", subflows: int = 8,
+             seed: int = 0, sr_solution: Optional[MaxFlowResult] = None) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -47,9 +55,10 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     pairs
         (source, target) router names or ids, or an ``(n, 2)`` int array of ids.
     model
-        ``"ecmp"``, ``"multipath"``, ``"sr"`` or ``"mcf"`` (see the module docstring).
+        ``"ecmp"``, ``"multipath"``, ``"sr"``, ``"mcf"``, ``"mptcp"`` or ``"sr+mptcp"`` (see the
+        module docstring).
     k
-        Segment limit of ``"sr"`` (k = 1 is ecmp).
+        Segment limit of ``"sr"`` and ``"sr+mptcp"`` (k = 1 is ecmp).
     solver
         LP backend: ``"highs"`` (default), ``"glop"``, ``"pdlp"`` or ``"pulp"``.
     demands
@@ -64,6 +73,14 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         How ``"multipath"`` is solved: ``"cg"`` (column generation priced on each pair's
         shortest-path DAG, the default) or ``"dag"`` (one LP of the flow restricted to the DAGs,
         an arc variable per pair and DAG arc). Both give the same value.
+    subflows
+        Subflows per pair of ``"mptcp"`` and ``"sr+mptcp"`` (K >= 1).
+    seed
+        Seed of ``"mptcp"``'s hash draws (the draws of K subflows are the first K of any larger
+        K, so the value grows with K for a fixed seed).
+    sr_solution
+        For ``"sr+mptcp"``: the ``"sr"`` result of the same pairs, k and settings, when already
+        solved (it is solved here otherwise).
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -81,6 +98,17 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         return models.sr(p, int(k), "sr")
     if model == "multipath":
         return models.multipath_dag(p) if multipath == "dag" else models.multipath(p)
+    if model in SUBFLOW_MODELS:
+        if isinstance(subflows, bool) or int(subflows) != subflows or int(subflows) < 1:
+            raise UsageError(f"subflows = {subflows!r} must be an integer >= 1")
+        if model == "mptcp":
+            return models.mptcp(p, int(subflows), int(seed))
+        if int(k) < 1:
+            raise UsageError(f"segment limit k={k!r} must be >= 1")
+        if sr_solution is not None and (sr_solution.model != "sr" or sr_solution.k != int(k)
+                                        or sr_solution.pairs != names):
+            raise UsageError("sr_solution is not the sr result of these pairs and this k")
+        return models.sr_mptcp(p, int(k), int(subflows), sr_solution)
     return models.mcf(p)
 
 

@@ -33,19 +33,21 @@ Pricer = Callable[[np.ndarray], Tuple[np.ndarray, Callable[[int], Key]]]
 
 def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
                       columns: Callable[[List[Key]], List[Column]], price: Optional[Pricer],
-                      path_names: Callable[[Key], Tuple[str, ...]]) -> MaxFlowResult:
+                      path_names: Callable[[Key], Tuple[str, ...]],
+                      more: Sequence[Tuple[int, Key]] = ()) -> MaxFlowResult:
     """Solve ``p`` over a model's column family.
 
-    ``first[i]``: pair i's starting column key (``None``: the pair has none); ``columns(keys)``:
-    their arc usage ``(arcs, r)``; ``price(y)``: see :data:`Pricer` (``None``: no generation,
-    the first columns are the model); ``path_names(key)``: the column as router names.
+    ``first[i]``: pair i's starting column key (``None``: the pair has none); ``more``: further
+    starting columns as ``(pair, key)``; ``columns(keys)``: their arc usage ``(arcs, r)``;
+    ``price(y)``: see :data:`Pricer` (``None``: no generation, the starting columns are the
+    model); ``path_names(key)``: the column as router names.
     """
     clock = p.clock
     t0 = time.perf_counter()
     deadline = None if p.time_limit is None else t0 + p.time_limit
     m2, npairs = p.m2, p.npairs
-    owner = [i for i, q in enumerate(first) if q is not None]
-    keys: List[Key] = [q for q in first if q is not None]
+    owner = [i for i, q in enumerate(first) if q is not None] + [i for i, _ in more]
+    keys: List[Key] = [q for q in first if q is not None] + [q for _, q in more]
     cols = columns(keys)
     t0 = clock.add("paths", t0)
     lp = p.new_model()
@@ -95,4 +97,5 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     pf = np.bincount(np.array(owner, dtype=np.int64), weights=x, minlength=npairs)
     status = "optimal" if converged else "iteration_limit"
     return MaxFlowResult(float(res.objective), label, None, p.names, [path_names(q) for q in keys],
-                         x, pf, iterations, len(keys), gap, status, "", clock.t, p.solver)
+                         x, pf, iterations, len(keys), gap, status, "", clock.t, p.solver,
+                         np.array(owner, dtype=np.int64))

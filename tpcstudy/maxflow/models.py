@@ -4,7 +4,9 @@
   ratios, priced by the segment costs and the segment DP (ecmp: the direct sr-path, no pricing);
 - ``multipath``: every individual IGP shortest path, priced on each pair's shortest-path DAG
   (:func:`multipath`), or one LP of the flow restricted to the DAGs (:func:`multipath_dag`);
-- ``mcf``: arbitrary simple paths priced by Dijkstra on the capacity duals.
+- ``mcf``: arbitrary simple paths priced by Dijkstra on the capacity duals;
+- ``mptcp``: the distinct shortest paths K hashed subflows draw, one fixed LP (:func:`mptcp`);
+- ``sr+mptcp``: at most K sr-paths per pair (:func:`sr_mptcp`).
 
 All path models run :func:`~tpcstudy.maxflow.colgen.column_generation`.
 """
@@ -18,11 +20,12 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import paths as _paths
+from ..subflows import draw_subflows
 from ..topology import Topology
 from .colgen import Key, Pricer, column_generation
 from .problem import Column, MaxFlowResult, Problem, csc
 
-__all__ = ["sr", "multipath", "multipath_dag", "mcf", "SegmentCache"]
+__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "SegmentCache"]
 
 
 class SegmentCache:
@@ -150,22 +153,76 @@ def multipath(p: Problem) -> MaxFlowResult:
     return _path_cg(p, "multipath", price, np.ones(2 * topo.num_links))
 
 
+def _arc_columns(keys: List[Key]) -> List[Column]:
+    """Columns of concrete router paths keyed by their arc tuples: r = 1 on each arc."""
+    return [(np.array(a, dtype=np.int64), np.ones(len(a))) for a in keys]
+
+
+def _arc_path_names(topo: Topology) -> Callable[[Key], Tuple[str, ...]]:
+    src, dst, names = topo.arc_src, topo.arc_dst, topo.names
+    return lambda q: tuple([names[int(src[q[0]])]] + [names[int(dst[a])] for a in q])
+
+
 def _path_cg(p: Problem, label: str, price: Pricer, initial_prices: np.ndarray) -> MaxFlowResult:
     """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
     their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
     none and carry nothing)."""
-    topo = p.topo
-    src, dst = topo.arc_src, topo.arc_dst
     values, path_of = price(initial_prices)
     first = [path_of(i) if math.isfinite(values[i]) else None for i in range(p.npairs)]
+    return column_generation(p, label, first, _arc_columns, price, _arc_path_names(p.topo))
 
-    def columns(keys: List[Key]) -> List[Column]:
-        return [(np.array(a, dtype=np.int64), np.ones(len(a))) for a in keys]
 
-    def path_names(q: Key) -> Tuple[str, ...]:
-        return tuple([topo.names[int(src[q[0]])]] + [topo.names[int(dst[a])] for a in q])
+def mptcp(p: Problem, subflows: int, seed: int) -> MaxFlowResult:
+    """Multipath transport as the network really hashes it (docs/method.md §4, ``mptcp``).
 
-    return column_generation(p, label, first, columns, price, path_names)
+    Each pair opens ``subflows`` subflows; each follows ONE shortest path drawn by per-hop ECMP
+    hashing (:func:`tpcstudy.subflows.draw_subflows`, seeded by ``seed``); the pair's paths are
+    the distinct ones drawn (r in {0, 1}), and one LP maximises the total flow over them.
+    """
+    t0 = time.perf_counter()
+    draws = draw_subflows(p.topo, p.S, p.T, subflows, seed)
+    o, ao, arcs = draws.pair_offsets, draws.arc_offsets, draws.arcs
+    more = [(i, tuple(arcs[ao[j]:ao[j + 1]].tolist()))
+            for i in range(p.npairs) for j in range(int(o[i]), int(o[i + 1]))]
+    p.clock.add("paths", t0)
+    res = column_generation(p, "mptcp", [None] * p.npairs, _arc_columns, None,
+                            _arc_path_names(p.topo), more)
+    res.subflows = int(subflows)
+    return res
+
+
+def sr_mptcp(p: Problem, k: int, subflows: int, full: Optional[MaxFlowResult] = None
+             ) -> MaxFlowResult:
+    """At most ``subflows`` sr-paths (<= ``k`` segments) per pair: K subflows, each free to
+    take its own sr-path (docs/method.md §4, ``sr+mptcp``).
+
+    Choosing the best K sr-paths per pair is a mixed-integer problem; this takes, per pair, the
+    K sr-paths that carry the most flow in the ``sr`` optimum and solves the LP over them: a
+    feasible value (a lower bound of the best choice), equal to ``sr`` whenever K is at least the
+    number of paths the optimum gives each pair. ``full``: that optimum when already solved.
+    """
+    if full is None:
+        full = sr(p, k, "sr")
+    if not full.ok:
+        full.model = "sr+mptcp"
+        return full
+    topo = p.topo
+    keep: List[Tuple[int, Key]] = []
+    flows = np.asarray(full.flows)
+    for i in range(p.npairs):
+        idx = np.flatnonzero(full.path_pair == i)
+        best = idx[np.lexsort((idx, -flows[idx]))][:int(subflows)]  # most flow first, then order
+        keep.extend((i, tuple(topo.index_of(v) for v in full.paths[j])) for j in sorted(best))
+    cache = SegmentCache(topo)
+
+    def columns(seqs: List[Key]) -> List[Column]:
+        cache.ensure([(u, v) for q in seqs for u, v in zip(q[:-1], q[1:])])
+        return [cache.column(q) for q in seqs]
+
+    res = column_generation(p, "sr+mptcp", [None] * p.npairs, columns, None,
+                            lambda q: tuple(topo.names[v] for v in q), keep)
+    res.k, res.subflows = k, int(subflows)
+    return res
 
 
 def multipath_dag(p: Problem) -> MaxFlowResult:
@@ -225,18 +282,20 @@ def multipath_dag(p: Problem) -> MaxFlowResult:
     into_t = np.array([dst[a] == T[q] for a, q in zip(col_arc, col_pair)], dtype=bool)
     pf = np.bincount(np.array(col_pair, dtype=np.int64)[into_t], weights=x[into_t],
                      minlength=len(S))
-    out_paths, out_flows = _decompose(topo, S, T, np.array(col_pair), np.array(col_arc), x)
+    out_paths, out_flows, out_pair = _decompose(topo, S, T, np.array(col_pair), np.array(col_arc), x)
     return MaxFlowResult(float(res.objective), "multipath", None, p.names, out_paths, out_flows,
-                         pf, 1, len(cols), math.nan, "optimal", "", clock.t, p.solver)
+                         pf, 1, len(cols), math.nan, "optimal", "", clock.t, p.solver, out_pair)
 
 
 def _decompose(topo: Topology, S: np.ndarray, T: np.ndarray, col_pair: np.ndarray,
                col_arc: np.ndarray, x: np.ndarray, eps: float = 1e-9
-               ) -> Tuple[List[Tuple[str, ...]], np.ndarray]:
-    """Split each pair's DAG flow into individual shortest paths (largest bottleneck first)."""
+               ) -> Tuple[List[Tuple[str, ...]], np.ndarray, np.ndarray]:
+    """Split each pair's DAG flow into individual shortest paths (largest bottleneck first);
+    returns the paths, their flows and the index of each path's pair."""
     src, dst = topo.arc_src, topo.arc_dst
     out_paths: List[Tuple[str, ...]] = []
     out_flows: List[float] = []
+    out_pair: List[int] = []
     order = np.argsort(col_pair, kind="stable")
     bounds = np.searchsorted(col_pair[order], np.arange(len(S) + 1))
     for q in range(len(S)):
@@ -262,4 +321,5 @@ def _decompose(topo: Topology, S: np.ndarray, T: np.ndarray, col_pair: np.ndarra
                 flow[a] -= f
             out_paths.append(tuple([topo.names[s]] + [topo.names[int(dst[a])] for a in path_arcs]))
             out_flows.append(f)
-    return out_paths, np.array(out_flows)
+            out_pair.append(q)
+    return out_paths, np.array(out_flows), np.array(out_pair, dtype=np.int64)

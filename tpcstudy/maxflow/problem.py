@@ -53,6 +53,10 @@ class MaxFlowResult:
         ``"optimal"`` or the LP's failure status (``"time_limit"``, ``"error"``, ...).
     seconds
         Wall time split: ``paths`` (DAGs, ratios), ``pricing`` (segment costs and DP), ``lp``.
+    path_pair
+        Index (into ``pairs``) of the pair each path belongs to (same order as ``paths``).
+    subflows
+        The subflows per pair of ``mptcp`` and ``sr+mptcp`` (``None`` for the other models).
     """
 
     value: float
@@ -69,6 +73,13 @@ class MaxFlowResult:
     message: str = ""
     seconds: Dict[str, float] = dataclasses.field(default_factory=dict)
     solver: str = "highs"
+    path_pair: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    subflows: Optional[int] = None
+
+    def used_paths(self, eps: float = 1e-9) -> np.ndarray:
+        """Number of paths carrying more than ``eps`` flow, per pair."""
+        used = np.asarray(self.flows) > eps
+        return np.bincount(self.path_pair[used], minlength=len(self.pairs))
 
     @property
     def ok(self) -> bool:

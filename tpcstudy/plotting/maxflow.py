@@ -14,7 +14,13 @@ from .common import caption as add_caption
 
 __all__ = ["MAXFLOW_PANELS", "plot_maxflow"]
 
-MAXFLOW_PANELS = ("sr_ecmp", "sr_multipath", "sr_by_k")
+MAXFLOW_PANELS = ("sr_ecmp", "sr_multipath", "sr_by_k", "sr_by_subflows")
+
+
+def _subflow_ks(table: Mapping[Tuple[str, float], Mapping[str, float]]) -> List[int]:
+    """The numbers of subflows K of the study's mptcp series."""
+    return sorted({int(series.split(":")[1].split("/")[0]) for series, _ in table
+                   if series.startswith("mptcp:")})
 
 
 def _boxes(a: Any, groups: Sequence[float], series: Sequence[Tuple[str, str, str]],
@@ -94,8 +100,10 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         ``None`` (a new figure) or one Axes per panel.
     panels
         ``"sr_ecmp"`` (6a: multipath, sr and mcf over ecmp), ``"sr_multipath"`` (6b: sr over
-        multipath), ``"sr_by_k"`` (sr over ecmp for every segment limit). Default: 6a and 6b,
-        plus ``sr_by_k`` when the study has several limits.
+        multipath), ``"sr_by_k"`` (sr over ecmp for every segment limit), ``"sr_by_subflows"``
+        (sr over mptcp with K subflows, for every K, beside sr over multipath). Default: 6a and
+        6b, plus ``sr_by_k`` when the study has several limits and ``sr_by_subflows`` when it
+        has mptcp rows.
     k
         The sr segment limit of 6a/6b (default 4, else the largest present).
     reference
@@ -109,8 +117,11 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     matplotlib.figure.Figure
     """
     ks = study_ks(rows)
+    table = improvement_table(rows)
+    subflows = _subflow_ks(table)
     if panels is None:
-        panels = ("sr_ecmp", "sr_multipath") + (("sr_by_k",) if len(ks) > 1 else ())
+        panels = (("sr_ecmp", "sr_multipath") + (("sr_by_k",) if len(ks) > 1 else ())
+                  + (("sr_by_subflows",) if subflows else ()))
     for p in panels:
         if p not in MAXFLOW_PANELS:
             raise UsageError(f"unknown panel {p!r}; choose from {', '.join(MAXFLOW_PANELS)}")
@@ -119,7 +130,6 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         raise UsageError(f"k = {k}: the study has sr with k = {fmt_list(ks)}")
     new = ax is None
     fig, axes = axes_for(ax, len(panels), width=5.6, height=5.2)
-    table = improvement_table(rows)
     sr, sr_mp = f"sr k={k}", f"sr k={k}/multipath"
     medians = ", ".join(f"{v:g} %" for v in paper.MAXFLOW_MEDIANS.values())
     groups = sorted({h for (_, h) in table})
@@ -147,6 +157,15 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             a.set_xticklabels(_heavy_labels(groups, table, sr_mp))
             a.set_ylabel("max-flow improvement of sr over multipath (%)")
             a.set_title(f"(b) sr over multipath (k = {k})")
+        elif panel == "sr_by_subflows":
+            cmap = sequential(len(subflows))
+            _boxes(a, groups, [(f"sr k={k}/mptcp:{x}", f"over mptcp, K = {x}", cmap[i])
+                               for i, x in enumerate(subflows)]
+                   + [(sr_mp, "over multipath (every shortest path)", COLORS["multipath"])],
+                   table, annotate=(sr_mp,) + tuple(f"sr k={k}/mptcp:{x}" for x in subflows[:1]))
+            a.set_xticklabels(_heavy_labels(groups, table, sr_mp))
+            a.set_ylabel(f"max-flow improvement of sr (k = {k}) (%)")
+            a.set_title("(d) sr over MPTCP with K hashed subflows per pair")
         else:
             cmap = sequential(len(ks))
             _boxes(a, groups, [(f"sr k={j}", f"sr, k = {j}", cmap[i]) for i, j in enumerate(ks)],

@@ -2,9 +2,11 @@
 
 One task per topology: for every heavy-hitter percent and seed, the pairs are drawn
 (:func:`tpcstudy.pairs.heavy_pairs`) and every model is solved on the pruned topology. Rows:
-one per (topology, heavy, seed, model, k), with the improvement over ecmp (and, for sr, over
-multipath) of the same draw. With demands (``demands``), the pairs are the demand matrix's,
-each bounded by its demand, on the unpruned topology (its routers are the ones the file names).
+one per (topology, heavy, seed, model, k, subflows), with the improvement over ecmp (and, for sr
+and mptcp, over multipath) of the same draw. ``mptcp`` and ``sr+mptcp`` are solved once per
+number of subflows K; the seed of a draw also seeds mptcp's hash draws. With demands
+(``demands``), the pairs are the demand matrix's, each bounded by its demand, on the unpruned
+topology (its routers are the ones the file names).
 
 :func:`summarize` is the one summary of the rows: the command line prints it
 (:func:`format_summary`) and Figure 6 draws its per-topology table
@@ -26,7 +28,7 @@ from ..errors import TpcStudyError, UsageError
 from ..io import read_demands, read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
-from ..maxflow import MODELS, max_flow
+from ..maxflow import MODELS, SUBFLOW_MODELS, max_flow
 from ..pairs import heavy_pairs
 from ..rules import check_rules
 from ..topology import prune
@@ -38,14 +40,42 @@ from .tasks import RunSummary, Task, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
            "improvement_table", "summarize", "format_summary", "summary_line", "study_ks",
-           "default_k"]
+           "default_k", "subflows_to_reach", "DEFAULT_MODELS", "DEFAULT_SUBFLOWS", "parse_model_specs"]
 
 COLUMNS = [
-    "topology", "heavy", "seed", "model", "k", "pairs", "value", "improvement",
-    "improvement_over_multipath", "iterations", "columns", "gap", "seconds", "seconds_paths",
-    "seconds_pricing", "seconds_lp", "nodes", "links", "edge_routers", "status", "error",
+    "topology", "heavy", "seed", "model", "k", "subflows", "pairs", "value", "improvement",
+    "improvement_over_multipath", "used_paths_max", "iterations", "columns", "gap", "seconds",
+    "seconds_paths", "seconds_pricing", "seconds_lp", "nodes", "links", "edge_routers", "status",
+    "error",
 ]
-KEY = ["topology", "heavy", "seed", "model", "k"]
+KEY = ["topology", "heavy", "seed", "model", "k", "subflows"]
+#: Models the study solves unless told otherwise.
+DEFAULT_MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf")
+#: Subflows per pair of mptcp / sr+mptcp when none are given (SEMPER recommends 32).
+DEFAULT_SUBFLOWS: Tuple[int, ...] = (2, 4, 8, 32)
+#: Largest number of subflows per pair the study accepts.
+MAX_SUBFLOWS = 1024
+
+
+def parse_model_specs(specs: Sequence[str]) -> Tuple[Tuple[str, ...], Tuple[int, ...]]:
+    """Model names, some written ``mptcp:K`` / ``sr+mptcp:K``: the models and the Ks given."""
+    models: List[str] = []
+    ks: List[int] = []
+    for spec in specs:
+        name, sep, arg = str(spec).strip().partition(":")
+        if name not in MODELS:
+            raise UsageError(f"unknown model {spec!r}; choose from {', '.join(MODELS)} "
+                             f"(mptcp and sr+mptcp also as mptcp:K)")
+        if sep:
+            if name not in SUBFLOW_MODELS:
+                raise UsageError(f"model {spec!r}: only {' and '.join(SUBFLOW_MODELS)} take a "
+                                 f"number of subflows")
+            try:
+                ks.append(int(arg))
+            except ValueError:
+                raise UsageError(f"model {spec!r}: K must be an integer") from None
+        models.append(name)
+    return tuple(dict.fromkeys(models)), tuple(ks)
 PAIRS_RULE = ("heavy_pairs: numpy default_rng(seed).choice of ceil(x * #pairs) ordered "
               "edge-router pairs, sorted")
 
@@ -62,9 +92,13 @@ class MaxflowConfig:
     seeds
         Seeds of the draws; every percent is drawn once per seed.
     models
-        Models to solve (``ecmp`` is always added first: the baseline of every improvement).
+        Models to solve (``ecmp`` is always added first: the baseline of every improvement);
+        ``mptcp`` and ``sr+mptcp`` may be written ``mptcp:K``.
     ks
-        Segment limits of ``sr``.
+        Segment limits of ``sr`` (and of ``sr+mptcp``).
+    subflows
+        Subflows per pair of ``mptcp`` and ``sr+mptcp`` (with the Ks of ``mptcp:K`` models;
+        :data:`DEFAULT_SUBFLOWS` when a subflow model is asked for with none).
     capacity, weight
         The rules of :mod:`tpcstudy.rules`.
     solver
@@ -87,8 +121,9 @@ class MaxflowConfig:
 
     heavy: Tuple[float, ...] = (1.0, 5.0, 10.0)
     seeds: Tuple[int, ...] = (0,)
-    models: Tuple[str, ...] = MODELS
+    models: Tuple[str, ...] = DEFAULT_MODELS
     ks: Tuple[int, ...] = (4,)
+    subflows: Tuple[int, ...] = ()
     capacity: str = "uniform"
     weight: str = "hop"
     solver: str = "highs"
@@ -101,10 +136,18 @@ class MaxflowConfig:
         heavy = tuple(float(h) for h in self.heavy)
         if not heavy or any(not 0 < h <= 100 for h in heavy):
             raise UsageError(f"heavy: percentages must be in (0, 100], got {list(heavy)}")
-        models = tuple(dict.fromkeys(self.models))
-        for m in models:
-            if m not in MODELS:
-                raise UsageError(f"unknown model {m!r}; choose from {', '.join(MODELS)}")
+        models, given = parse_model_specs(self.models)
+        models = tuple(sorted(models, key=MODELS.index))  # sr is solved before sr+mptcp reuses it
+        try:
+            subflows = tuple(sorted({int(x) for x in tuple(self.subflows) + given}))
+        except (TypeError, ValueError):
+            raise UsageError(f"subflows: need integers, got {list(self.subflows)}") from None
+        if any(not 1 <= x <= MAX_SUBFLOWS for x in subflows):
+            raise UsageError(f"subflows: need integers in 1..{MAX_SUBFLOWS}, got {list(subflows)}")
+        if any(m in SUBFLOW_MODELS for m in models):
+            subflows = subflows or DEFAULT_SUBFLOWS
+        else:
+            subflows = ()
         if "ecmp" not in models:
             models = ("ecmp",) + models  # the baseline every improvement is measured against
         ks = tuple(sorted(set(int(k) for k in self.ks)))
@@ -118,15 +161,15 @@ class MaxflowConfig:
         check_rules(self.capacity, self.weight)
         demands = None if self.demands in (None, "", "none") else str(self.demands)
         for name, value in (("heavy", heavy), ("models", models), ("ks", ks), ("seeds", seeds),
-                            ("demands", demands)):
+                            ("demands", demands), ("subflows", subflows)):
             object.__setattr__(self, name, value)
 
     def meta(self, topo_spec: str) -> Dict[str, Any]:
         """The config recorded in meta.json (everything that changes the results)."""
         return {"topo": topo_spec, "capacity": self.capacity, "weight": self.weight,
                 "heavy": list(self.heavy), "models": list(self.models), "k": list(self.ks),
-                "demands": self.demands, "prune": self.prune, "time_limit": self.time_limit,
-                "pairs_rule": PAIRS_RULE}
+                "subflows": list(self.subflows), "demands": self.demands, "prune": self.prune,
+                "time_limit": self.time_limit, "pairs_rule": PAIRS_RULE}
 
 
 def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
@@ -141,13 +184,27 @@ def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
 
 
 def _lp_file(base: Optional[str], topo: str, heavy: float, seed: int, model: str,
-             k: Any) -> Optional[str]:
+             k: Any, subflows: Any = "") -> Optional[str]:
     if not base:
         return None
     p = Path(base)
     suffix = p.suffix if p.suffix in (".lp", ".mps") else ".lp"
     stem = p.stem if p.suffix in (".lp", ".mps") else p.name
-    return str(p.with_name(f"{stem}-{topo}-h{heavy:g}-s{seed}-{model}{k}{suffix}"))
+    sub = f"x{subflows}" if subflows != "" else ""
+    return str(p.with_name(f"{stem}-{topo}-h{heavy:g}-s{seed}-{model}{k}{sub}{suffix}"))
+
+
+def _variants(model: str, config: "MaxflowConfig") -> List[Tuple[Any, Any]]:
+    """The (k, subflows) cells of one model's rows (``""``: not applicable)."""
+    if model == "ecmp":
+        return [(1, "")]
+    if model == "sr":
+        return [(k, "") for k in config.ks]
+    if model == "mptcp":
+        return [("", x) for x in config.subflows]
+    if model == "sr+mptcp":
+        return [(k, x) for k in config.ks for x in config.subflows]
+    return [("", "")]
 
 
 # --------------------------------------------------------------------------- one topology
@@ -176,27 +233,40 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
             "edge_routers": len(topo.edge_routers)}
     rows: List[Dict[str, Any]] = []
     for heavy, seed, pairs, bounds in draws:
-        values: Dict[Tuple[str, Any], float] = {}
+        values: Dict[Tuple[str, Any, Any], float] = {}
+        sr_solved: Dict[int, Any] = {}  # sr results of this draw, reused by sr+mptcp
         draw_rows = []
         for model in config.models:
-            for k in (config.ks if model == "sr" else [1 if model == "ecmp" else ""]):
-                row = dict(base, heavy=heavy, seed=seed, model=model, k=k, pairs=len(pairs))
+            for k, sub in _variants(model, config):
+                row = dict(base, heavy=heavy, seed=seed, model=model, k=k, subflows=sub,
+                           pairs=len(pairs))
                 if len(pairs) == 0:
                     row.update(status="skipped", error="fewer than 2 edge routers")
                     draw_rows.append(row)
                     continue
                 t0 = time.perf_counter()
                 try:
+                    if model == "sr+mptcp" and int(k) not in sr_solved:
+                        sr_solved[int(k)] = max_flow(topo, pairs, model="sr", k=int(k),
+                                                     solver=config.solver, demands=bounds,
+                                                     time_limit=config.time_limit)
                     res = max_flow(topo, pairs, model=model, k=int(k) if k != "" else 4,
                                    solver=config.solver, demands=bounds,
                                    time_limit=config.time_limit,
                                    write_lp=_lp_file(config.write_lp, topo.name, heavy, seed,
-                                                     model, k))
+                                                     model, k, sub),
+                                   subflows=int(sub) if sub != "" else 1, seed=seed,
+                                   sr_solution=sr_solved.get(int(k)) if model == "sr+mptcp"
+                                   else None)
+                    if model == "sr":
+                        sr_solved[int(k)] = res
                 except TpcStudyError as exc:
                     row.update(status="failed", error=str(exc), seconds=time.perf_counter() - t0)
                     draw_rows.append(row)
                     continue
                 row.update(value=res.value, iterations=res.iterations, columns=res.columns,
+                           used_paths_max=int(res.used_paths().max()) if res.ok and len(pairs)
+                           else None,
                            gap=res.gap, seconds=round(time.perf_counter() - t0, 4),
                            seconds_paths=round(res.seconds["paths"], 4),
                            seconds_pricing=round(res.seconds["pricing"], 4),
@@ -204,15 +274,15 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
                            status="ok" if res.ok else "failed",
                            error="" if res.ok else f"{res.status}: {res.message}")
                 if res.ok:
-                    values[(model, k)] = res.value
+                    values[(model, k, sub)] = res.value
                 draw_rows.append(row)
-        ecmp = values.get(("ecmp", 1))
-        multi = values.get(("multipath", ""))
+        ecmp = values.get(("ecmp", 1, ""))
+        multi = values.get(("multipath", "", ""))
         for row in draw_rows:
-            v = values.get((row["model"], row["k"]))
+            v = values.get((row["model"], row["k"], row["subflows"]))
             if v is not None and ecmp:
                 row["improvement"] = round(100.0 * (v - ecmp) / ecmp, 6)
-            if v is not None and multi and row["model"] == "sr":
+            if v is not None and multi and row["model"] in ("sr", "mptcp"):
                 row["improvement_over_multipath"] = round(100.0 * (v - multi) / multi, 6)
         rows.extend(draw_rows)
     return rows
@@ -289,14 +359,25 @@ def default_k(rows: Sequence[Mapping[str, Any]]) -> Optional[int]:
     return 4 if 4 in ks else max(ks)
 
 
+def _series_model(name: str) -> Tuple[str, Optional[int], Optional[int]]:
+    """``"sr+mptcp:8 k=4"`` -> ``("sr+mptcp", 4, 8)``; ``"multipath"`` -> ``("multipath", None, None)``."""
+    model, _, k = name.partition(" k=")
+    model, _, sub = model.partition(":")
+    return model, (int(k) if k else None), (int(sub) if sub else None)
+
+
 def improvement_table(rows: Sequence[Mapping[str, Any]]
                       ) -> Dict[Tuple[str, float], Dict[str, float]]:
     """Per topology, the improvement in % of each series at each heavy percent, seeds averaged.
 
     Returns ``{(series, heavy): {topology: improvement}}`` with series ``multipath`` and
-    ``mcf`` (over ecmp), ``sr k=<j>`` (sr with segment limit j over ecmp) and
-    ``sr k=<j>/multipath`` (over multipath), for every limit present. Rows that are not ``ok``
-    are left out. Accepts rows as read (strings) or loaded (numbers).
+    ``mcf`` (over ecmp), ``sr k=<j>`` (sr with segment limit j over ecmp), ``sr k=<j>/multipath``
+    (over multipath), and with subflow models ``mptcp:<K>`` (over ecmp), ``mptcp:<K>/multipath``
+    (over multipath: 0 when K subflows reach it), ``mptcp:<K>/gain`` (the share in % of
+    multipath's gain over ecmp that K subflows get, on draws where multipath gains),
+    ``sr k=<j>/mptcp:<K>`` (sr over mptcp with K
+    subflows) and ``sr+mptcp:<K> k=<j>`` (over ecmp), for every limit and K present. Rows that
+    are not ``ok`` are left out. Accepts rows as read (strings) or loaded (numbers).
     """
     acc: Dict[Tuple[str, float], Dict[str, List[float]]] = {}
 
@@ -304,47 +385,103 @@ def improvement_table(rows: Sequence[Mapping[str, Any]]
         if value is not None:
             acc.setdefault((series, heavy), {}).setdefault(topo, []).append(value)
 
+    # values of every draw, to compare models that have no improvement column against each other
+    draws: Dict[Tuple[str, float, str], Dict[Tuple[str, str, str], float]] = {}
+    for r in rows:
+        heavy, v = cell_number(r.get("heavy")), cell_number(r.get("value"))
+        if _ok(r) and heavy is not None and v is not None:
+            key = (str(r.get("model")), _cell_text(r.get("k")), _cell_text(r.get("subflows")))
+            draws.setdefault((str(r.get("topology")), heavy, str(r.get("seed"))), {})[key] = v
     for r in rows:
         heavy = cell_number(r.get("heavy"))
         if not _ok(r) or heavy is None:
             continue
         model, topo = r.get("model"), str(r.get("topology"))
+        sub = _cell_text(r.get("subflows"))
         if model in ("multipath", "mcf"):
             add(str(model), heavy, topo, cell_number(r.get("improvement")))
         elif model == "sr" and cell_number(r.get("k")) is not None:
             k = int(float(r["k"]))
             add(f"sr k={k}", heavy, topo, cell_number(r.get("improvement")))
             add(f"sr k={k}/multipath", heavy, topo, cell_number(r.get("improvement_over_multipath")))
+            values = draws.get((topo, heavy, str(r.get("seed"))), {})
+            v = values.get(("sr", _cell_text(r.get("k")), ""))
+            for (m, _, x), base in sorted(values.items()):
+                if m == "mptcp" and v is not None and base > 0:
+                    add(f"sr k={k}/mptcp:{x}", heavy, topo, 100.0 * (v - base) / base)
+        elif model == "mptcp" and sub:
+            add(f"mptcp:{sub}", heavy, topo, cell_number(r.get("improvement")))
+            add(f"mptcp:{sub}/multipath", heavy, topo,
+                cell_number(r.get("improvement_over_multipath")))
+            values = draws.get((topo, heavy, str(r.get("seed"))), {})
+            got, e, mp = (values.get(("mptcp", "", sub)), values.get(("ecmp", "1", "")),
+                          values.get(("multipath", "", "")))
+            if got is not None and e is not None and mp is not None and mp - e > 1e-9 * max(e, 1):
+                add(f"mptcp:{sub}/gain", heavy, topo, 100.0 * (got - e) / (mp - e))
+        elif model == "sr+mptcp" and sub and cell_number(r.get("k")) is not None:
+            add(f"sr+mptcp:{sub} k={int(float(r['k']))}", heavy, topo,
+                cell_number(r.get("improvement")))
     return {key: {t: float(np.mean(v)) for t, v in per.items()} for key, per in acc.items()}
 
 
-def _series_order(series: str) -> Tuple[int, int, int]:
-    model, _, over = series.partition("/")
-    k = int(model.split("=")[1]) if model.startswith("sr k=") else 0
-    return ({"multipath": 0, "mcf": 2}.get(model, 1), 1 if over else 0, k)
+def _cell_text(value: Any) -> str:
+    """A key cell as text: numbers without a trailing ``.0`` (rows read back or fresh)."""
+    x = cell_number(value)
+    if x is None:
+        return ""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+_MODEL_ORDER = {"multipath": 0, "mptcp": 1, "sr": 2, "sr+mptcp": 3, "mcf": 4}
+
+
+def _series_order(series: str) -> Tuple[int, int, int, int, int]:
+    name, _, over = series.partition("/")
+    model, k, sub = _series_model(name)
+    over_model, _, over_sub = _series_model(over) if over else ("", None, None)
+    return (_MODEL_ORDER.get(model, 5), k or 0, sub or 0, 1 if over else 0,
+            (over_sub or 0) + (1 if over_model == "mptcp" else 0) * 10_000)
 
 
 def summarize(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
     """Median and quartiles over topologies (seeds averaged per topology) of every series of
     :func:`improvement_table`, per heavy percent: dicts with ``heavy``, ``series``, ``model``,
-    ``k`` (``None`` for multipath/mcf), ``over`` (``ecmp`` or ``multipath``), ``topologies``,
-    ``q1``, ``median``, ``q3``."""
+    ``k`` (``None`` when not applicable), ``subflows`` (K of mptcp / sr+mptcp, else ``None``),
+    ``over`` (``ecmp``, ``multipath`` or ``mptcp:K``), ``topologies``, ``q1``, ``median``,
+    ``q3``."""
     out = []
     table = improvement_table(rows)
     for (series, heavy) in sorted(table, key=lambda sh: (sh[1], _series_order(sh[0]))):
         vals = sorted(table[(series, heavy)].values())
         q = np.percentile(vals, [25, 50, 75]) if vals else [math.nan] * 3
         name, _, over = series.partition("/")
-        model, _, k = name.partition(" k=")
-        out.append({"heavy": heavy, "series": series, "model": model,
-                    "k": int(k) if k else None, "over": over or "ecmp",
-                    "topologies": len(vals), "q1": float(q[0]), "median": float(q[1]),
-                    "q3": float(q[2])})
+        model, k, sub = _series_model(name)
+        out.append({"heavy": heavy, "series": series, "model": model, "k": k, "subflows": sub,
+                    "over": over or "ecmp", "topologies": len(vals), "q1": float(q[0]),
+                    "median": float(q[1]), "q3": float(q[2])})
+    return out
+
+
+def subflows_to_reach(summary: Sequence[Mapping[str, Any]], share: float = 90.0, *,
+                      of: str = "value") -> Dict[float, Optional[int]]:
+    """Per heavy percent, the fewest subflows whose median mptcp reaches ``share`` % of
+    multipath's value (``of="value"``) or of multipath's gain over ecmp (``of="gain"``);
+    ``None`` when no K in the study does."""
+    out: Dict[float, Optional[int]] = {}
+    for s in summary:
+        if s["model"] != "mptcp" or s["over"] != ("multipath" if of == "value" else "gain"):
+            continue
+        h = s["heavy"]
+        out.setdefault(h, None)
+        if (100.0 + s["median"] if of == "value" else s["median"]) >= share - 1e-9:
+            best = out[h]
+            out[h] = s["subflows"] if best is None else min(best, s["subflows"])
     return out
 
 
 def _paper_value(s: Mapping[str, Any]) -> str:
-    if s["model"] != "sr" or s["heavy"] not in paper.MAXFLOW_MEDIANS:
+    if s["model"] != "sr" or s["over"] not in ("ecmp", "multipath") or \
+            s["heavy"] not in paper.MAXFLOW_MEDIANS:
         return ""
     base = paper.MAXFLOW_MEDIANS[s["heavy"]]
     return f"{base:.0f}" if s["over"] == "ecmp" else f"~{base - paper.MULTIPATH_GAP:.0f}"
@@ -353,13 +490,24 @@ def _paper_value(s: Mapping[str, Any]) -> str:
 def format_summary(summary: Sequence[Mapping[str, Any]]) -> str:
     """:func:`summarize`'s output as the table the command line prints."""
     lines = ["improvement in % (over topologies; seeds averaged): median [q1, q3]",
-             f"{'heavy':>6} {'model':>10} {'k':>3} {'over':>10} {'topos':>6} {'median':>8}"
+             f"{'heavy':>6} {'model':>11} {'k':>3} {'over':>10} {'topos':>6} {'median':>8}"
              f" {'q1':>8} {'q3':>8}  paper"]
     for s in summary:
         k = "" if s["k"] is None else s["k"]
-        lines.append(f"{s['heavy']:>5g}% {s['model']:>10} {k:>3} {s['over']:>10} "
+        model = s["model"] + ("" if s["subflows"] is None else f":{s['subflows']}")
+        lines.append(f"{s['heavy']:>5g}% {model:>11} {k:>3} {s['over']:>10} "
                      f"{s['topologies']:>6} {s['median']:>8.1f} {s['q1']:>8.1f} {s['q3']:>8.1f}"
                      f"  {_paper_value(s)}")
+    for of, what in (("value", "multipath's value"), ("gain", "multipath's gain over ecmp")):
+        for h, k in sorted(subflows_to_reach(summary, of=of).items()):
+            ks = sorted({s["subflows"] for s in summary
+                         if s["model"] == "mptcp" and s["heavy"] == h})
+            lines.append(f"{h:g} %: fewest subflows for mptcp to reach 90 % of {what} in the "
+                         f"median topology: " + (f"K = {k}" if k is not None else
+                                                 f"none of K = {', '.join(map(str, ks))}"))
+    if any(s["over"] == "gain" for s in summary):
+        lines.append("over 'gain': the share in % of multipath's gain over ecmp that mptcp with K "
+                     "subflows gets (draws where multipath gains)")
     lines.append(paper.maxflow_note())
     return "\n".join(lines)
 
