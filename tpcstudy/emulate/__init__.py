@@ -1,0 +1,2 @@
+"""``tpcstudy emulate``: the study's paths on a real Linux SRv6 data plane.
+"""

@@ -1,0 +1,399 @@
+"""The traffic agent: real TCP between emulated hosts (``python -m tpcstudy.emulate.agent``).
+
+The emulator starts two agents per measurement, a receiver and a sender, each in its own
+process group. Each reads one JSON job on standard input, creates its sockets inside the
+routers' namespaces (``setns`` per socket: one process serves every namespace), prints
+``{"ready": true}`` once set up, reads one more line with the run's times (``time.monotonic()``
+values: the clock is shared by all processes; connect, window start and end, stop), runs until
+the stop time, then prints one JSON result line.
+
+Sender, per connection: ``TCP_CONGESTION`` cubic on the socket (not the namespace default),
+bound to the source host address, the SRH (exact bytes, ``IPV6_RTHDR``) if any, an optional
+pacing rate (``SO_MAX_PACING_RATE``); it connects at the job's connect time, writes an 8-byte
+connection id, then zeros as fast as TCP takes them. An optional **changer** moves the live
+socket to the next path of its list (``setsockopt(IPV6_RTHDR)`` again), polling ``TCP_INFO``
+every ``poll_ms``:
+
+- ``{"kind": "nrto", "n": N}`` (the agent paper's NRTOChanger): when the N-th consecutive RTO
+  is due. ``tcpi_retransmits`` counts the RTOs fired without progress; once N - 1 have fired
+  the socket moves, so the N-th retransmission leaves on the next path: the same packet at the
+  same time as the eBPF agent, which switches inside the N-th RTO callback just before that
+  retransmission, and again at every later RTO without progress (user space cannot act inside
+  the callback; N = 1 therefore moves after the first RTO, one retransmission late).
+- ``{"kind": "timeout", "ms": T}`` (TimeoutChanger): when data is in flight and no byte was
+  acknowledged for T ms (``tcpi_bytes_acked`` unchanged); the clock restarts at each move.
+
+Receiver: listening sockets; per accepted connection it reads the id, then counts payload bytes.
+It snapshots every connection's count at the window's start and end (goodput = the difference
+over the measured window) and, for the ids asked, keeps a timeline ``[[t, bytes], ...]`` of every
+read (failure recovery). Every socket is closed abortively (``SO_LINGER`` 0): a closed socket
+would otherwise keep draining megabytes into the next measurement.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+IPV6_RTHDR = getattr(socket, "IPV6_RTHDR", 57)
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+TCP_INFO = getattr(socket, "TCP_INFO", 11)
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
+PR_SET_PDEATHSIG = 1
+_TCP_INFO_LEN = 232
+_LINGER0 = struct.pack("ii", 1, 0)
+_CHUNK = 1 << 16
+_RECV = 1 << 18
+
+
+def tcp_info(sock: socket.socket) -> Dict[str, int]:
+    """The ``struct tcp_info`` fields the emulator uses (``<linux/tcp.h>`` offsets)."""
+    b = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _TCP_INFO_LEN)
+    b = b + bytes(_TCP_INFO_LEN - len(b))
+    u32 = struct.unpack_from("<24I", b, 8)
+    return {
+        "state": b[0], "ca_state": b[1], "retransmits": b[2], "backoff": b[4],
+        "rto_us": u32[0], "snd_mss": u32[2], "unacked": u32[4], "lost": u32[6],
+        "retrans": u32[7], "last_ack_recv_ms": u32[12], "rtt_us": u32[15],
+        "snd_cwnd": u32[18], "total_retrans": u32[23],
+        "bytes_acked": struct.unpack_from("<Q", b, 120)[0],
+        "bytes_received": struct.unpack_from("<Q", b, 128)[0],
+        "data_segs_in": struct.unpack_from("<I", b, 152)[0],
+    }
+
+
+class _NetnsSwitch:
+    """``setns`` into a named namespace for socket creation (and back)."""
+
+    def __init__(self) -> None:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        self.fds: Dict[str, int] = {}
+
+    def _set(self, fd: int) -> None:
+        if self.libc.setns(fd, 0x40000000) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+
+    def socket_in(self, netns: Optional[str]) -> socket.socket:
+        if not netns:
+            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        fd = self.fds.get(netns)
+        if fd is None:
+            fd = self.fds[netns] = os.open(f"/run/netns/{netns}", os.O_RDONLY)
+        self._set(fd)
+        try:
+            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        finally:
+            self._set(self.home)
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover
+        pass
+    if parent and os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
+def _close(sock: socket.socket) -> None:
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER0)
+    except OSError:
+        pass
+    sock.close()
+
+
+def _rusage() -> Dict[str, float]:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user_s": r.ru_utime, "system_s": r.ru_stime}
+
+
+# --------------------------------------------------------------------------- receiver
+def _times(out: Any) -> Dict[str, float]:
+    """Announce readiness, then read the run's times (one JSON line from the emulator)."""
+    print(json.dumps({"ready": True}), file=out, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise SystemExit(0)  # the emulator went away before the start
+    return {k: float(v) for k, v in json.loads(line)["times"].items()}
+
+
+def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, Any]:
+    ep = select.epoll()
+    listeners: Dict[int, socket.socket] = {}
+    for spec in job["listen"]:
+        s = ns.socket_in(spec.get("netns"))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((spec["addr"], int(spec["port"])))
+        s.listen(4096)
+        s.setblocking(False)
+        listeners[s.fileno()] = s
+        ep.register(s.fileno(), select.EPOLLIN)
+    timeline_ids = set(int(i) for i in job.get("timeline", []))
+    conns: Dict[int, Dict[str, Any]] = {}
+    socks: Dict[int, socket.socket] = {}
+    by_id: Dict[int, Dict[str, Any]] = {}
+    buf = bytearray(_RECV)
+    view = memoryview(buf)
+    started = ended = False
+    t_window = [None, None]
+    times = _times(out)
+    while True:
+        now = time.monotonic()
+        if not started and now >= times["start"]:
+            started = True
+            t_window[0] = now
+            for st in by_id.values():
+                st["at_start"] = st["bytes"]
+        if started and not ended and now >= times["end"]:
+            ended = True
+            t_window[1] = now
+            for st in by_id.values():
+                st["at_end"] = st["bytes"]
+        if now >= times["stop"]:
+            break
+        nxt = times["stop"]
+        if not started:
+            nxt = times["start"]
+        elif not ended:
+            nxt = times["end"]
+        for fd, ev in ep.poll(max(0.0, min(nxt - now, 0.5))):
+            if fd in listeners:
+                while True:
+                    try:
+                        c, _ = listeners[fd].accept()
+                    except BlockingIOError:
+                        break
+                    c.setblocking(False)
+                    socks[c.fileno()] = c
+                    conns[c.fileno()] = {"head": b"", "id": None}
+                    ep.register(c.fileno(), select.EPOLLIN)
+                continue
+            c = socks.get(fd)
+            if c is None:
+                continue
+            st = conns[fd]
+            try:
+                n = c.recv_into(buf)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                n = 0
+            if n == 0:
+                ep.unregister(fd)
+                _close(c)
+                del socks[fd]
+                continue
+            t = time.monotonic()
+            if st["id"] is None:
+                head = st["head"] + bytes(view[:min(n, 8 - len(st["head"]))])
+                used = len(head) - len(st["head"])
+                st["head"] = head
+                n -= used
+                if len(head) < 8:
+                    continue
+                cid = struct.unpack(">Q", head)[0]
+                st["id"] = cid
+                rec = {"bytes": 0, "first": t, "at_start": 0 if started else None,
+                       "at_end": None}
+                if cid in timeline_ids:
+                    rec["timeline"] = []
+                by_id[cid] = rec
+                conns[fd] = st = {"head": head, "id": cid, "rec": rec}
+            rec = st["rec"]
+            rec["bytes"] += n
+            if "timeline" in rec and n:
+                rec["timeline"].append([round(t, 6), rec["bytes"]])
+    for c in socks.values():
+        _close(c)
+    for s in listeners.values():
+        _close(s)
+    res = {}
+    for cid, rec in by_id.items():
+        a = rec["at_start"] if rec["at_start"] is not None else 0
+        e = rec["at_end"] if rec["at_end"] is not None else rec["bytes"]
+        item = {"bytes": rec["bytes"], "window_bytes": max(0, e - a), "first": rec["first"]}
+        if "timeline" in rec:
+            item["timeline"] = rec["timeline"]
+        res[str(cid)] = item
+    return {"role": "receiver", "window": t_window, "connections": res, "rusage": _rusage()}
+
+
+# --------------------------------------------------------------------------- sender
+class _Changer:
+    def __init__(self, spec: Dict[str, Any], paths: List[bytes], now: float) -> None:
+        self.kind = spec["kind"]
+        self.n = int(spec.get("n", 3))
+        self.t = float(spec.get("ms", 100)) / 1000.0
+        self.paths = paths
+        self.slot = 0
+        self.moved_at = 0
+        self.last_acked = -1
+        self.last_progress = now
+        self.log: List[List[float]] = []
+
+    def poll(self, sock: socket.socket, now: float) -> None:
+        if len(self.paths) < 2:
+            return
+        info = tcp_info(sock)
+        if info["bytes_acked"] != self.last_acked:
+            self.last_acked = info["bytes_acked"]
+            self.last_progress = now
+        retrans = info["retransmits"]
+        if retrans < self.moved_at:  # progress reset the kernel's count
+            self.moved_at = 0
+        move = False
+        if self.kind == "nrto":
+            # the agent moves inside every RTO callback from the N-th on (before its
+            # retransmission); from user space: as soon as the one before it has fired
+            if retrans >= max(1, self.n - 1) and retrans > self.moved_at:
+                move = True
+                self.moved_at = retrans
+        elif self.kind == "timeout":
+            if info["unacked"] > 0 and now - self.last_progress >= self.t:
+                move = True
+                self.last_progress = now
+        if move:
+            self.slot = (self.slot + 1) % len(self.paths)
+            sock.setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, self.paths[self.slot])
+            self.log.append([round(now, 6), self.slot, retrans])
+
+
+def run_sender(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, Any]:
+    poll = float(job.get("poll_ms", 1)) / 1000.0
+    ep = select.epoll()
+    items: Dict[int, Dict[str, Any]] = {}
+    results: Dict[str, Dict[str, Any]] = {}
+    for spec in job["connections"]:
+        cid = int(spec["id"])
+        s = ns.socket_in(spec.get("netns"))
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, spec.get("cc", "cubic").encode())
+            s.bind((spec["src"], 0))
+            paths = [bytes.fromhex(h) for h in spec.get("paths") or []]
+            srh = bytes.fromhex(spec["srh"]) if spec.get("srh") else (paths[0] if paths else b"")
+            if srh:
+                s.setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, srh)
+            if spec.get("pacing_bps"):
+                s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, int(spec["pacing_bps"]) // 8)
+            s.setblocking(False)
+        except OSError as exc:
+            s.close()
+            results[str(cid)] = {"error": f"setup: {exc}"}
+            continue
+        items[s.fileno()] = {"id": cid, "sock": s, "spec": spec, "head": struct.pack(">Q", cid),
+                             "state": "new", "sent": 0, "paths": paths,
+                             "changer": spec.get("changer")}
+    payload = memoryview(bytes(_CHUNK))
+    times = _times(out)
+    connected = False
+    changers: List[Dict[str, Any]] = []
+    next_poll = 0.0
+    while True:
+        now = time.monotonic()
+        if now >= times["stop"]:
+            break
+        if not connected and now >= times["connect"]:
+            connected = True
+            for fd, it in items.items():
+                err = it["sock"].connect_ex((it["spec"]["dst"], int(it["spec"]["port"])))
+                if err not in (0, 115):  # EINPROGRESS
+                    it["state"] = "error"
+                    results[str(it["id"])] = {"error": f"connect: {os.strerror(err)}"}
+                    continue
+                it["state"] = "connecting"
+                ep.register(fd, select.EPOLLOUT)
+                if it["changer"]:
+                    it["ch"] = _Changer(it["changer"], it["paths"], now)
+                    changers.append(it)
+        if changers and now >= next_poll:
+            for it in changers:
+                if it["state"] == "open":
+                    try:
+                        it["ch"].poll(it["sock"], now)
+                    except OSError:
+                        pass
+            next_poll = now + poll
+        nxt = times["stop"] if connected else times["connect"]
+        if changers:
+            nxt = min(nxt, next_poll)
+        for fd, ev in ep.poll(max(0.0, min(nxt - time.monotonic(), 0.5))):
+            it = items[fd]
+            s = it["sock"]
+            if it["state"] == "connecting":
+                err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    it["state"] = "error"
+                    results[str(it["id"])] = {"error": f"connect: {os.strerror(err)}"}
+                    ep.unregister(fd)
+                    continue
+                it["state"] = "open"
+                it["t_open"] = time.monotonic()
+            if ev & (select.EPOLLERR | select.EPOLLHUP):
+                it["state"] = "closed"
+                ep.unregister(fd)
+                continue
+            try:
+                if it["head"]:
+                    k = s.send(it["head"])
+                    it["head"] = it["head"][k:]
+                    if it["head"]:
+                        continue
+                it["sent"] += s.send(payload)
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError as exc:
+                it["state"] = "closed"
+                results[str(it["id"])] = {"error": f"send: {exc}"}
+                ep.unregister(fd)
+    for it in items.values():
+        s = it["sock"]
+        r = results.setdefault(str(it["id"]), {})
+        r["sent"] = it["sent"]
+        r["state"] = it["state"]
+        if "t_open" in it:
+            r["t_open"] = it["t_open"]
+        try:
+            r["tcp_info"] = tcp_info(s)
+        except OSError:
+            pass
+        if "ch" in it:
+            r["switches"] = it["ch"].log
+        _close(s)
+    return {"role": "sender", "connections": results, "rusage": _rusage()}
+
+
+def main() -> int:
+    line = sys.stdin.readline()
+    out = sys.stdout
+    try:
+        job = json.loads(line)
+        _die_with_parent(int(job.get("parent", 0)))
+        signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+        ns = _NetnsSwitch()
+        if job["role"] == "receiver":
+            res = run_receiver(job, ns, out)
+        elif job["role"] == "sender":
+            res = run_sender(job, ns, out)
+        else:
+            raise ValueError(f"unknown role {job.get('role')!r}")
+    except Exception as exc:  # reported to the emulator, which raises it there
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), file=out, flush=True)
+        return 1
+    print(json.dumps(res), file=out, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,185 @@
+"""What the emulator needs from this machine, checked before anything is built.
+
+:func:`check_system` probes each requirement for real, in a scratch namespace of its own (with
+a run record, so ``tpcstudy emulate clean`` covers it too): privileges, iproute2, ``ip netns``,
+veth, SRv6 (``seg6_enabled``), the per-namespace ECMP hash seed and policy 3, HTB and bfifo
+queues, TCP cubic, and for ``verify`` bpftool with a private bpffs. MPTCP is reported, not
+required. :func:`require` raises :class:`~tpcstudy.emulate.errors.EmulationUnavailable` naming
+everything that is missing and how to get it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from typing import Dict, List, Optional, Tuple
+
+from . import netns as _ns
+from .errors import EmulationError, EmulationUnavailable
+
+__all__ = ["check_system", "require", "tool_versions", "OK"]
+
+OK = "ok"
+CAP_NET_ADMIN = 12
+CAP_SYS_ADMIN = 21
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+
+_HOW = {
+    "iproute2": "install iproute2 (Debian/Ubuntu: apt-get install iproute2)",
+    "bpftool": "install bpftool (Debian: apt-get install bpftool; Ubuntu: linux-tools-common and "
+               "linux-tools-$(uname -r))",
+    "unshare": "install util-linux (apt-get install util-linux)",
+}
+
+
+def _caps() -> int:
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("CapEff:"):
+                return int(line.split()[1], 16)
+    except OSError:
+        pass
+    return 0
+
+
+def has_privileges() -> bool:
+    caps = _caps()
+    return os.geteuid() == 0 or bool(caps >> CAP_NET_ADMIN & 1 and caps >> CAP_SYS_ADMIN & 1)
+
+
+def _run(argv: List[str], **kw: object) -> Tuple[int, str]:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)  # type: ignore[call-overload]
+    except FileNotFoundError:
+        return 127, f"{argv[0]}: not found"
+    return p.returncode, (p.stderr or p.stdout).strip()
+
+
+def tool_versions() -> Dict[str, Optional[str]]:
+    """``ip -V``, ``tc -V``, ``bpftool version`` (first line each; ``None`` when missing)."""
+    out: Dict[str, Optional[str]] = {}
+    for name, argv in (("ip", ["ip", "-V"]), ("tc", ["tc", "-V"]), ("bpftool", ["bpftool", "version"])):
+        if shutil.which(argv[0]) is None:
+            out[name] = None
+            continue
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        text = (p.stdout or p.stderr).strip().splitlines()
+        out[name] = text[0] if text else None
+    return out
+
+
+def check_system(*, bpftool: bool = False) -> Dict[str, str]:
+    """Probe every requirement; ``{requirement: "ok" | what is wrong and how to fix it}``."""
+    from .lifecycle import _record_path, new_prefix, write_record  # noqa: F401  (cycle-free)
+
+    res: Dict[str, str] = {}
+    res["privileges"] = OK if has_privileges() else (
+        "not root: run as root (sudo) or with CAP_NET_ADMIN and CAP_SYS_ADMIN (namespaces, "
+        "routes, queues, setns)")
+    res["iproute2"] = OK if shutil.which("ip") and shutil.which("tc") else \
+        f"'ip' or 'tc' not found: {_HOW['iproute2']}"
+    if bpftool:
+        res["bpftool"] = OK if shutil.which("bpftool") else f"bpftool not found: {_HOW['bpftool']}"
+        if not shutil.which("unshare"):
+            res["unshare"] = f"unshare not found: {_HOW['unshare']}"
+    if res["privileges"] != OK or res["iproute2"] != OK:
+        for k in ("netns", "veth", "seg6", "ecmp hash", "queues", "tcp cubic"):
+            res[k] = "not checked (needs the privileges and iproute2 above)"
+        return res
+    prefix = new_prefix()
+    ns = f"{prefix}check"
+    rec = {"prefix": prefix, "pid": os.getpid(), "pid_start": _ns.process_start_ticks(os.getpid()),
+           "purpose": "system check", "processes": []}
+    write_record(rec)
+    try:
+        try:
+            _ns.run_batch("ip", [f"netns add {ns}"])
+            res["netns"] = OK
+        except EmulationError as exc:
+            res["netns"] = f"'ip netns add' failed ({exc}); the kernel needs network namespaces " \
+                           f"(CONFIG_NET_NS) and /run must be writable"
+            return res
+        seg6 = _ns.read_sysctl("net.ipv6.conf.all.seg6_enabled", netns=ns)
+        res["seg6"] = OK if seg6 is not None else (
+            "no net.ipv6.conf.all.seg6_enabled: the kernel lacks IPv6 Segment Routing (IPv6 and "
+            "SRv6 support, Linux >= 4.14)")
+        seed = _ns.read_sysctl("net.ipv4.fib_multipath_hash_seed", netns=ns)
+        try:
+            _ns.write_sysctls([("net.ipv6.fib_multipath_hash_policy", "3"),
+                               ("net.ipv6.fib_multipath_hash_fields", "0x37")], netns=ns)
+            policy_ok = True
+        except EmulationError:
+            policy_ok = False
+        if seed is None:
+            res["ecmp hash"] = ("no net.ipv4.fib_multipath_hash_seed (Linux >= 6.11): without a "
+                                "seed per namespace every router hashes alike and the equal-cost "
+                                "splits are not independent")
+        elif not policy_ok:
+            res["ecmp hash"] = ("net.ipv6.fib_multipath_hash_policy 3 (custom fields, Linux >= "
+                                "5.14) is refused")
+        else:
+            res["ecmp hash"] = OK
+        try:
+            _ns.run_batch("ip", ["link add c0 type veth peer name c1", "link set c0 up",
+                                 "link set c1 up"], netns=ns)
+            res["veth"] = OK
+        except EmulationError as exc:
+            res["veth"] = f"cannot create a veth pair ({exc}): the kernel needs CONFIG_VETH"
+        if res["veth"] == OK:
+            problems = []
+            for what, lines in (
+                    ("htb", ["qdisc add dev c0 root handle 1: htb default 1",
+                             "class add dev c0 parent 1: classid 1:1 htb rate 1000000bit"]),
+                    ("bfifo", ["qdisc add dev c0 parent 1:1 handle 2: bfifo limit 30000"])):
+                try:
+                    _ns.run_batch("tc", lines, netns=ns)
+                except EmulationError as exc:
+                    problems.append(f"{what} ({exc})")
+            res["queues"] = OK if not problems else (
+                "missing queueing disciplines: " + "; ".join(problems)
+                + ": the kernel needs CONFIG_NET_SCH_HTB and CONFIG_NET_SCH_FIFO")
+        else:
+            res["queues"] = "not checked (no veth)"
+        try:
+            with _ns.enter(ns):
+                s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+                try:
+                    s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cubic")
+                finally:
+                    s.close()
+            res["tcp cubic"] = OK
+        except OSError as exc:
+            res["tcp cubic"] = f"cannot use TCP cubic on a socket ({exc.strerror}): modprobe tcp_cubic"
+        mptcp = _ns.read_sysctl("net.mptcp.enabled", netns=ns)
+        res["mptcp (not required)"] = OK if mptcp is not None else "no MPTCP in this kernel"
+        if bpftool and res.get("bpftool") == OK and "unshare" not in res:
+            code, err = _run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                              "mount -t bpf bpf /sys/fs/bpf && bpftool map create "
+                              "/sys/fs/bpf/check type hash key 8 value 1556 entries 1024 "
+                              "name dest_map"])
+            res["bpf maps"] = OK if code == 0 else (
+                f"cannot create a BPF hash map in a private bpffs ({err}): the kernel needs "
+                f"CONFIG_BPF_SYSCALL and bpffs")
+        return res
+    finally:
+        try:
+            _ns.run_batch("ip", [f"netns del {ns}"], force=True)
+        except EmulationError:
+            pass
+        if not _ns.list_namespaces(prefix):
+            try:
+                os.unlink(_record_path(prefix))
+            except FileNotFoundError:
+                pass
+
+
+def require(*, bpftool: bool = False) -> Dict[str, str]:
+    """:func:`check_system`, raising :class:`EmulationUnavailable` if anything required fails."""
+    res = check_system(bpftool=bpftool)
+    missing = [f"{k}: {v}" for k, v in res.items() if v != OK and not k.endswith("(not required)")
+               and not v.startswith("not checked")]
+    if missing:
+        raise EmulationUnavailable(missing)
+    return res

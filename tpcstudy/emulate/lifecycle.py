@@ -1,0 +1,338 @@
+"""A run of the emulator: build, use and always tear down; clean what a killed run left.
+
+:class:`Emulation` is a context manager around one :class:`~tpcstudy.emulate.spec.NetworkSpec`:
+
+- before anything is created, a **run record** ``/run/tpcstudy/<prefix>.json`` (pid, its start
+  time, the namespace prefix, start time, argv, the traffic processes) is written atomically;
+- the build runs the phases of :func:`~tpcstudy.emulate.spec.build_steps` (``ip``/``tc`` batches,
+  parallel per namespace; sysctls in-process);
+- traffic processes start through :meth:`Emulation.spawn` in their own process group (and die
+  with this process: ``PR_SET_PDEATHSIG``), listed in the run record;
+- teardown kills those groups, deletes every namespace with the run's prefix and removes the
+  record, on a normal exit, an exception, Ctrl-C (SIGINT) or SIGTERM (a handler turns SIGTERM
+  into an exception so ``finally`` runs; both signals are blocked while tearing down).
+
+A SIGKILL leaves namespaces and the record behind; :func:`clean` removes exactly those of runs
+whose process is gone (pid dead, or reused by another program: its start time differs) and never
+touches any other namespace.
+
+``TPCSTUDY_RUN_DIR`` moves the run records (tests); ``TPCSTUDY_NETNS_TAG`` (default ``tpc``)
+starts every prefix, e.g. ``tpc1a2b3c-``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as _dt
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from ..io import atomic_write_text
+from . import netns as _ns
+from .errors import EmulationError, UsageError
+from .spec import Batch, NetworkSpec, Sysctls, build_steps, queue_line, teardown_steps
+
+__all__ = ["Emulation", "clean", "new_prefix", "run_dir", "RunRecord", "read_records",
+           "Terminated", "netns_tag"]
+
+DEFAULT_RUN_DIR = "/run/tpcstudy"
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread when SIGTERM arrives during a run (exit status 143)."""
+
+    def __init__(self) -> None:
+        super().__init__(143)
+
+
+def run_dir() -> Path:
+    return Path(os.environ.get("TPCSTUDY_RUN_DIR") or DEFAULT_RUN_DIR)
+
+
+def netns_tag() -> str:
+    tag = os.environ.get("TPCSTUDY_NETNS_TAG") or "tpc"
+    if not (tag.isascii() and tag.isalnum() and tag.islower() and tag[0].isalpha()
+            and len(tag) <= 9):
+        raise UsageError(f"TPCSTUDY_NETNS_TAG={tag!r}: use 1 to 9 lower-case letters or digits, "
+                         f"starting with a letter")
+    return tag
+
+
+def new_prefix() -> str:
+    """A fresh namespace prefix ``<tag><6 hex>-`` that no existing namespace starts with."""
+    tag = netns_tag()
+    for _ in range(100):
+        p = f"{tag}{secrets.token_hex(3)}-"
+        if not _ns.list_namespaces(p):
+            return p
+    raise EmulationError("no free namespace prefix found")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------- run records
+RunRecord = Dict[str, Any]
+
+
+def _record_path(prefix: str, where: Optional[Path] = None) -> Path:
+    return (where or run_dir()) / f"{prefix.rstrip('-')}.json"
+
+
+def write_record(record: RunRecord, where: Optional[Path] = None) -> Path:
+    path = _record_path(record["prefix"], where)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(record, indent=1) + "\n")
+    return path
+
+
+def read_records(where: Optional[Path] = None) -> List[RunRecord]:
+    """The run records in ``where`` (default :func:`run_dir`); unreadable ones are skipped."""
+    d = where or run_dir()
+    out = []
+    for p in sorted(d.glob("*.json")) if d.is_dir() else []:
+        try:
+            rec = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("prefix"), str) and "pid" in rec:
+            rec["_file"] = str(p)
+            out.append(rec)
+    return out
+
+
+def record_alive(rec: RunRecord) -> bool:
+    return _ns.process_alive(int(rec["pid"]), rec.get("pid_start"))
+
+
+def clean(*, where: Optional[Path] = None, list_namespaces: Callable[[str], List[str]] = _ns.list_namespaces,
+          delete_namespaces: Optional[Callable[[List[str]], None]] = None,
+          kill: Optional[Callable[[int, int], None]] = None) -> List[Dict[str, Any]]:
+    """Remove what runs killed without teardown left: their namespaces, processes and records.
+
+    Only runs whose record names a process that is gone are touched, and of those only the
+    namespaces starting with the run's own prefix. Returns one report per record:
+    ``{"prefix", "pid", "alive", "namespaces_removed", "processes_killed"}``.
+
+    The callables default to the real ones; tests pass fakes.
+    """
+    delete = delete_namespaces or _delete_namespaces
+    killer = kill or os.kill
+    reports = []
+    for rec in read_records(where):
+        prefix = rec["prefix"]
+        alive = record_alive(rec)
+        rep: Dict[str, Any] = {"prefix": prefix, "pid": rec["pid"], "alive": alive,
+                               "namespaces_removed": [], "processes_killed": []}
+        if not alive:
+            for proc in rec.get("processes") or []:
+                pid, start = int(proc["pid"]), proc.get("start")
+                if _ns.process_alive(pid, start):
+                    try:
+                        killer(pid, signal.SIGKILL)
+                        rep["processes_killed"].append(pid)
+                    except ProcessLookupError:
+                        pass
+            names = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
+            if names:
+                delete(names)
+            rep["namespaces_removed"] = names
+            try:
+                os.unlink(rec["_file"])
+            except FileNotFoundError:
+                pass
+        reports.append(rep)
+    return reports
+
+
+def _delete_namespaces(names: List[str]) -> None:
+    for st in teardown_steps(names):
+        _ns.run_batch(st.tool, st.lines, force=True, label=st.label)
+
+
+# --------------------------------------------------------------------------- the run
+class Emulation:
+    """Build ``spec``'s network on enter, tear it down on exit (module docstring).
+
+    Parameters
+    ----------
+    spec
+        The network (its ``prefix`` must be fresh, e.g. :func:`new_prefix`).
+    jobs
+        Parallel ``ip``/``tc`` batches during the build.
+    log
+        ``log(message)`` for progress lines (default: nothing).
+    """
+
+    def __init__(self, spec: NetworkSpec, *, jobs: int = 4,
+                 log: Optional[Callable[[str], None]] = None) -> None:
+        self.spec = spec
+        self.jobs = max(1, int(jobs))
+        self.log = log or (lambda msg: None)
+        self.procs: List[subprocess.Popen] = []
+        self.record: RunRecord = {}
+        self.build_seconds = float("nan")
+        self.teardown_seconds = float("nan")
+        self._old_handlers: Dict[int, Any] = {}
+        self._active = False
+        self._failed: Dict[int, float] = {}
+
+    # -- lifecycle --
+    def __enter__(self) -> "Emulation":
+        self._install_signals()
+        try:
+            self.record = {"prefix": self.spec.prefix, "pid": os.getpid(),
+                           "pid_start": _ns.process_start_ticks(os.getpid()),
+                           "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                           "topology": self.spec.topology.name,
+                           "namespaces": len(self.spec.routers), "argv": list(sys.argv),
+                           "processes": []}
+            write_record(self.record)
+            self._active = True
+            t0 = time.perf_counter()
+            self._build()
+            self.build_seconds = time.perf_counter() - t0
+            self.log(f"built {self.spec.topology.name}: {len(self.spec.routers)} namespaces, "
+                     f"{self.spec.topology.num_links} links in {self.build_seconds:.2f} s "
+                     f"(prefix {self.spec.prefix})")
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill the traffic processes, delete the namespaces and the run record (idempotent)."""
+        if not self._active:
+            self._restore_signals()
+            return
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            t0 = time.perf_counter()
+            self.kill_processes()
+            names = _ns.list_namespaces(self.spec.prefix)
+            err: Optional[BaseException] = None
+            try:
+                _delete_namespaces(names)
+            except EmulationError as exc:
+                err = exc
+            left = _ns.list_namespaces(self.spec.prefix)
+            if not left:
+                try:
+                    os.unlink(_record_path(self.spec.prefix))
+                except FileNotFoundError:
+                    pass
+            self.teardown_seconds = time.perf_counter() - t0
+            self._active = False
+            self.log(f"teardown: {len(names)} namespaces removed in {self.teardown_seconds:.2f} s")
+            if left:
+                raise EmulationError(f"teardown left {len(left)} namespaces ({left[0]}, ...): "
+                                     f"run 'tpcstudy emulate clean'" + (f" ({err})" if err else ""))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            self._restore_signals()
+
+    def _install_signals(self) -> None:
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def on_term(signum: int, frame: Any) -> None:
+            raise Terminated()
+
+        self._old_handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, on_term)
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+            self._old_handlers[signal.SIGINT] = signal.signal(signal.SIGINT,
+                                                              signal.default_int_handler)
+
+    def _restore_signals(self) -> None:
+        for sig, old in self._old_handlers.items():
+            signal.signal(sig, old)
+        self._old_handlers.clear()
+
+    def _build(self) -> None:
+        for phase in build_steps(self.spec):
+            batches = [s for s in phase if isinstance(s, Batch)]
+            sysctls = [s for s in phase if isinstance(s, Sysctls)]
+            for s in sysctls:  # in-process, this thread: fast
+                _ns.write_sysctls(s.values, netns=s.netns)
+            if len(batches) <= 1 or self.jobs == 1:
+                for b in batches:
+                    _ns.run_batch(b.tool, b.lines, netns=b.netns, label=b.label)
+            else:
+                with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
+                    futs = [pool.submit(_ns.run_batch, b.tool, b.lines, netns=b.netns,
+                                        label=b.label) for b in batches]
+                    for f in futs:
+                        f.result()
+
+    # -- processes --
+    def spawn(self, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen:
+        """Start a process in its own process group, recorded for teardown and ``clean``."""
+        proc = subprocess.Popen(list(argv), start_new_session=True, **kwargs)
+        self.procs.append(proc)
+        self.record.setdefault("processes", []).append(
+            {"pid": proc.pid, "start": _ns.process_start_ticks(proc.pid)})
+        write_record(self.record)
+        return proc
+
+    def kill_processes(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+            for f in (p.stdin, p.stdout, p.stderr):
+                if f is not None:
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
+        self.procs = [p for p in self.procs if p.poll() is None]
+        if self.record:
+            self.record["processes"] = [{"pid": p.pid, "start": _ns.process_start_ticks(p.pid)}
+                                        for p in self.procs]
+            if self._active:
+                write_record(self.record)
+
+    # -- failures --
+    def fail_arc(self, arc: int) -> float:
+        """Drop every packet of directed arc ``arc`` from now on (its queue becomes a 0-byte
+        bfifo; routes stay, unlike a link set down). Returns the time (``time.monotonic``)."""
+        itf = self.spec.interface_of_arc(arc)
+        _ns.run_batch("tc", [queue_line(itf, 0)], netns=self.spec.routers[itf.router].netns,
+                      label=f"fail arc {arc}")
+        t = time.monotonic()
+        self._failed[arc] = t
+        return t
+
+    def restore_arc(self, arc: int) -> float:
+        itf = self.spec.interface_of_arc(arc)
+        _ns.run_batch("tc", [queue_line(itf)], netns=self.spec.routers[itf.router].netns,
+                      label=f"restore arc {arc}")
+        self._failed.pop(arc, None)
+        return time.monotonic()
+
+    # -- counters --
+    def tx_packets(self) -> Dict[int, int]:
+        """Packets sent so far on every directed arc (the tail veth's ``tx_packets``)."""
+        counters = _ns.interface_counters(self.spec.namespaces)
+        out = {}
+        for r in self.spec.routers:
+            c = counters[r.netns]
+            for i in r.interfaces:
+                out[i.arc] = c[i.name][3]
+        return out

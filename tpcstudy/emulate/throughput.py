@@ -1,0 +1,207 @@
+"""Throughput against the LP: real TCP on the paths of each model's max-flow solution.
+
+For a set of pairs (heavy pairs drawn as ``tpcstudy maxflow`` draws them, or a scenario's), per
+model (``ecmp``, ``sr``, ``multipath``):
+
+1. **The LP**, solved here on the same pairs (:func:`lp_solution`): the optimum ``V``, then, if
+   it reaches the same optimum, the solution in which every pair carries at most ``V / pairs``
+   (pair demands bounded by the equal share). LP optima are often degenerate (the six-paths
+   network can give all six paths to two clients and none to the other two); the balanced one
+   keeps every pair busy and gives the pairs equal shares, which is what TCP connections
+   sharing bottlenecks converge to. Column ``lp_solution`` says which one ran.
+2. **Connections** on its paths (:mod:`~tpcstudy.emulate.placement`): ``per_pair`` per pair,
+   proportional to the pair's path flows; ``sr`` and ``multipath`` carry SRHs.
+3. **Real TCP** (cubic) for ``warmup + seconds``; the receivers' goodput over the window, in
+   link units (one unit = ``link_mbps``), beside the LP value: ``ratio = measured / lp``.
+
+Two ceilings explain most of the gap to 1.0: the LP counts link capacity, TCP goodput counts
+payload, so a full 1514-byte frame carries ``mss`` payload bytes: 1428 (0.943) without SRH,
+1388 (0.917) with a one-segment SRH and 16 bytes less per extra segment. Column ``ceiling`` is
+that fraction averaged over the bytes measured. ``cpu_busy`` is the machine's CPU use over the
+window: near 1.0 the forwarding, not the network, limited the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from .. import MaxFlowResult, Topology, max_flow
+from .errors import UsageError
+from .lifecycle import Emulation
+from .placement import Placement, place_connections
+from .spec import PACKET_BYTES
+from .srh import srh_bytes
+from .traffic import Flow, run_flows
+
+__all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "lp_solution", "measure_models",
+           "ThroughputSettings"]
+
+THROUGHPUT_MODELS = ("ecmp", "sr", "multipath")
+#: Relative tolerance for "the balanced solution reaches the optimum".
+BALANCE_TOL = 1e-6
+
+COLUMNS = [
+    "scenario", "heavy", "seed", "model", "k", "pairs", "served_pairs", "connections", "paths",
+    "max_segments", "lp_value", "measured", "ratio", "ceiling", "lp_gain", "measured_gain",
+    "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
+    "retransmits", "cpu_busy", "routers", "links", "status", "error",
+]
+KEY = ["scenario", "heavy", "seed", "model"]
+
+
+@dataclasses.dataclass
+class ThroughputSettings:
+    models: Sequence[str] = ("ecmp", "sr")
+    k: int = 4
+    per_pair: int = 4
+    warmup: float = 3.0
+    seconds: float = 10.0
+    solver: str = "highs"
+    max_segments: int = 9
+    pause: float = 0.5
+
+    def check(self) -> None:
+        for m in self.models:
+            if m not in THROUGHPUT_MODELS:
+                raise UsageError(f"model {m!r} cannot run on the emulator; choose from "
+                                 f"{', '.join(THROUGHPUT_MODELS)}")
+        if self.per_pair < 1:
+            raise UsageError(f"--connections must be >= 1, got {self.per_pair}")
+        if not (self.seconds > 0 and self.warmup >= 0):
+            raise UsageError("--seconds must be > 0 and --warmup >= 0")
+        if not 1 <= self.k <= 9:
+            raise UsageError(f"--k {self.k}: 1 to 9 segments")
+
+
+def lp_solution(topo: Topology, pairs: Any, model: str, *, k: int = 4,
+                solver: str = "highs") -> Tuple[MaxFlowResult, str]:
+    """The optimum of ``model`` on ``pairs``, balanced across pairs when that costs nothing.
+
+    Returns the result to place and ``"balanced"`` or ``"as solved"``.
+    """
+    res = max_flow(topo, pairs, model=model, k=k, solver=solver)
+    if not res.ok:
+        raise UsageError(f"{model} LP failed: {res.status} {res.message}")
+    n = len(res.pairs)
+    if n < 2 or res.value <= 0:
+        return res, "as solved"
+    share = np.full(n, res.value / n)
+    bal = max_flow(topo, pairs, model=model, k=k, solver=solver, demands=share)
+    if bal.ok and bal.value >= res.value * (1 - BALANCE_TOL):
+        return bal, "balanced"
+    return res, "as solved"
+
+
+def _flows(emu: Emulation, placement: Placement) -> List[Flow]:
+    plan = emu.spec.plan
+    out = []
+    for c in placement.connections:
+        paths = [srh_bytes([plan.loopback(w) for w in c.segments])] if c.segments else []
+        out.append(Flow(c.id, c.source, c.destination, paths))
+    return out
+
+
+def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: ThroughputSettings,
+                   *, base: Dict[str, Any], log: Any = None) -> List[Dict[str, Any]]:
+    """One row per model: LP value, measured goodput (link units), ratio, gains."""
+    settings.check()
+    spec = emu.spec
+    topo = spec.topology
+    log = log or (lambda m: None)
+    models = list(dict.fromkeys(settings.models))
+    rows: List[Dict[str, Any]] = []
+    for mi, model in enumerate(models):
+        row: Dict[str, Any] = dict(base, model=model, k=settings.k if model == "sr" else
+                                   (1 if model == "ecmp" else ""), pairs=len(pairs),
+                                   link_mbps=spec.link_mbps, queue_ms=spec.queue_ms,
+                                   warmup=settings.warmup, routers=topo.num_nodes,
+                                   links=topo.num_links)
+        res, how = lp_solution(topo, list(pairs), model, k=settings.k, solver=settings.solver)
+        lp_units = res.value / spec.unit
+        placement = place_connections(topo, res, per_pair=settings.per_pair,
+                                      max_segments=settings.max_segments,
+                                      first_id=1 + 100_000 * mi)
+        row.update(lp_value=round(lp_units, 9), lp_solution=how,
+                   served_pairs=placement.served_pairs, connections=len(placement.connections),
+                   paths=len({(c.source, c.path) for c in placement.connections}),
+                   max_segments=max((len(c.segments) for c in placement.connections), default=0))
+        if placement.unplaced_flow > 1e-9:
+            row.update(status="skipped", error=f"{placement.unplaced_flow:.3g} of the LP's flow is "
+                       f"on paths that cannot be pinned: {placement.notes[0]}")
+            rows.append(row)
+            continue
+        if not placement.connections:
+            row.update(status="skipped", error="the LP puts no flow on any pair")
+            rows.append(row)
+            continue
+        log(f"{base.get('scenario')}: {model}: LP {lp_units:.3f} units ({how}), "
+            f"{len(placement.connections)} connections on {row['paths']} paths; "
+            f"running {settings.warmup:g} + {settings.seconds:g} s")
+        if mi and settings.pause > 0:
+            import time
+
+            time.sleep(settings.pause)  # let the previous model's queues drain
+        tr = run_flows(emu, _flows(emu, placement), warmup=settings.warmup,
+                       seconds=settings.seconds)
+        measured = spec.rate_units(tr.goodput_bps())
+        got = [f for f in tr.flows.values() if f.window_bytes > 0]
+        total = sum(f.window_bytes for f in got)
+        ceiling = (sum(f.window_bytes * f.tcp_info.get("snd_mss", 0) / PACKET_BYTES for f in got)
+                   / total) if total else math.nan
+        failed = [f for f in tr.flows.values() if f.error or f.window_bytes == 0]
+        row.update(measured=round(measured, 6),
+                   ratio=round(measured / lp_units, 6) if lp_units > 0 else math.nan,
+                   ceiling=round(ceiling, 6), seconds=round(tr.seconds, 4),
+                   failed_connections=len(failed),
+                   retransmits=sum(int(f.tcp_info.get("total_retrans", 0))
+                                   for f in tr.flows.values()),
+                   cpu_busy=round(tr.cpu_busy, 4), status="ok", error="")
+        if failed:
+            first = next((f.error for f in failed if f.error), "no byte in the window")
+            row["error"] = f"{len(failed)} connections delivered nothing ({first})"
+        log(f"{base.get('scenario')}: {model}: measured {measured:.3f} units = "
+            f"{row['ratio']:.3f} of the LP (payload ceiling {ceiling:.3f}), CPU busy "
+            f"{tr.cpu_busy:.0%}")
+        rows.append(row)
+    ref = next((r for r in rows if r["model"] == "ecmp" and r.get("status") == "ok"), None)
+    for r in rows:
+        if ref is not None and r.get("status") == "ok":
+            if ref["lp_value"]:
+                r["lp_gain"] = round(r["lp_value"] / ref["lp_value"], 6)
+            if ref["measured"]:
+                r["measured_gain"] = round(r["measured"] / ref["measured"], 6)
+    return rows
+
+
+def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
+    """The table the CLI prints."""
+    lines = [f"{'scenario':>14} {'heavy':>5} {'seed':>4} {'model':>9} {'conns':>5} "
+             f"{'LP':>7} {'measured':>8} {'ratio':>6} {'ceiling':>7} {'LP gain':>7} "
+             f"{'gain':>6} {'cpu':>5}"]
+
+    def f(x: Any, w: int, p: int = 3) -> str:
+        try:
+            v = float(x)
+        except (TypeError, ValueError):
+            return f"{'':>{w}}"
+        return f"{v:>{w}.{p}f}" if math.isfinite(v) else f"{'':>{w}}"
+
+    for r in rows:
+        if r.get("status") not in ("ok",):
+            lines.append(f"{str(r.get('scenario')):>14} {str(r.get('heavy')):>5} "
+                         f"{str(r.get('seed')):>4} {str(r.get('model')):>9} "
+                         f"{r.get('status')}: {r.get('error')}")
+            continue
+        lines.append(f"{str(r['scenario']):>14} {str(r['heavy']):>5} {str(r['seed']):>4} "
+                     f"{str(r['model']):>9} {str(r['connections']):>5} {f(r['lp_value'], 7)} "
+                     f"{f(r['measured'], 8)} {f(r['ratio'], 6)} {f(r['ceiling'], 7)} "
+                     f"{f(r.get('lp_gain'), 7, 2)} {f(r.get('measured_gain'), 6, 2)} "
+                     f"{f(r.get('cpu_busy'), 5, 2)}")
+    lines.append("LP and measured in link units (1 = --link-mbps); ratio = measured / LP; "
+                 "ceiling = payload share of a full frame (mss / 1514); gains over ecmp")
+    return "\n".join(lines)
+
