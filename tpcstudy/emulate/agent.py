@@ -21,7 +21,8 @@ every ``poll_ms``:
   retransmission, and again at every later RTO without progress (user space cannot act inside
   the callback; N = 1 therefore moves after the first RTO, one retransmission late).
 - ``{"kind": "timeout", "ms": T}`` (TimeoutChanger): when data is in flight and no byte was
-  acknowledged for T ms (``tcpi_bytes_acked`` unchanged); the clock restarts at each move.
+  acknowledged for T ms (``tcpi_bytes_acked`` unchanged), then again after each further RTO
+  without progress (the agent checks at its callbacks: at most one move per RTO).
 
 Receiver: listening sockets; per accepted connection it reads the id, then counts payload bytes.
 It snapshots every connection's count at the window's start and end (goodput = the difference
@@ -232,13 +233,21 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
 
 # --------------------------------------------------------------------------- sender
 class _Changer:
+    """NRTOChanger / TimeoutChanger from user space (module docstring).
+
+    The eBPF agent decides inside TCP callbacks, so it moves at most once per retransmission
+    timeout, just before that timeout's retransmission. Polling ``TCP_INFO``, the equivalent is
+    to move as soon as the condition holds, but again only after another timeout has fired
+    since the last move (``moved_at``: the kernel's RTO count at that move, -1 after progress).
+    """
+
     def __init__(self, spec: Dict[str, Any], paths: List[bytes], now: float) -> None:
         self.kind = spec["kind"]
         self.n = int(spec.get("n", 3))
         self.t = float(spec.get("ms", 100)) / 1000.0
         self.paths = paths
         self.slot = 0
-        self.moved_at = 0
+        self.moved_at = -1
         self.last_acked = -1
         self.last_progress = now
         self.log: List[List[float]] = []
@@ -250,21 +259,20 @@ class _Changer:
         if info["bytes_acked"] != self.last_acked:
             self.last_acked = info["bytes_acked"]
             self.last_progress = now
-        retrans = info["retransmits"]
-        if retrans < self.moved_at:  # progress reset the kernel's count
-            self.moved_at = 0
-        move = False
+            self.moved_at = -1
+        retrans = info["retransmits"]  # RTOs fired since the last progress
+        if retrans <= self.moved_at:
+            return
         if self.kind == "nrto":
-            # the agent moves inside every RTO callback from the N-th on (before its
-            # retransmission); from user space: as soon as the one before it has fired
-            if retrans >= max(1, self.n - 1) and retrans > self.moved_at:
-                move = True
-                self.moved_at = retrans
+            # the agent moves inside the N-th RTO callback, before its retransmission: move
+            # once the (N-1)-th has fired (N = 1: after the first, one retransmission late)
+            move = retrans >= max(1, self.n - 1)
         elif self.kind == "timeout":
-            if info["unacked"] > 0 and now - self.last_progress >= self.t:
-                move = True
-                self.last_progress = now
+            move = info["unacked"] > 0 and now - self.last_progress >= self.t
+        else:
+            move = False
         if move:
+            self.moved_at = retrans
             self.slot = (self.slot + 1) % len(self.paths)
             sock.setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, self.paths[self.slot])
             self.log.append([round(now, 6), self.slot, retrans])

@@ -327,6 +327,23 @@ class Emulation:
         return time.monotonic()
 
     # -- counters --
+    def wait_quiet(self, *, timeout: float = 5.0, step: float = 0.25) -> float:
+        """Wait until no packet crosses any link for ``step`` seconds (after a build, each
+        interface sends a few MLD reports for about a second). Returns the seconds waited;
+        raises :class:`EmulationError` if the network is still busy after ``timeout``."""
+        t0 = time.monotonic()
+        last = self.tx_packets()
+        while True:
+            time.sleep(step)
+            now = self.tx_packets()
+            if now == last:
+                return time.monotonic() - t0
+            if time.monotonic() - t0 > timeout:
+                moved = sum(now[a] - last[a] for a in now)
+                raise EmulationError(f"the idle network still moves packets after {timeout:g} s "
+                                     f"({moved} in the last {step:g} s)")
+            last = now
+
     def tx_packets(self) -> Dict[int, int]:
         """Packets sent so far on every directed arc (the tail veth's ``tx_packets``)."""
         counters = _ns.interface_counters(self.spec.namespaces)

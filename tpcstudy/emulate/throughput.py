@@ -57,7 +57,7 @@ KEY = ["scenario", "heavy", "seed", "model"]
 class ThroughputSettings:
     models: Sequence[str] = ("ecmp", "sr")
     k: int = 4
-    per_pair: int = 4
+    per_pair: int = 0
     warmup: float = 3.0
     seconds: float = 10.0
     solver: str = "highs"
@@ -69,7 +69,7 @@ class ThroughputSettings:
             if m not in THROUGHPUT_MODELS:
                 raise UsageError(f"model {m!r} cannot run on the emulator; choose from "
                                  f"{', '.join(THROUGHPUT_MODELS)}")
-        if self.per_pair < 1:
+        if self.per_pair < 0:  # 0: the default of the network (study.DEFAULT_CONNECTIONS)
             raise UsageError(f"--connections must be >= 1, got {self.per_pair}")
         if not (self.seconds > 0 and self.warmup >= 0):
             raise UsageError("--seconds must be > 0 and --warmup >= 0")

@@ -1,0 +1,297 @@
+"""``tpcstudy emulate``: argument parsing and printing only; the work is in the library."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, List, Optional
+
+ACTIONS = ("throughput", "verify", "failover", "clean", "check")
+
+DESCRIPTION = """\
+The study's paths on a real Linux SRv6 data plane: one network namespace per router, one veth
+pair per link, the export's addressing plan, IPv6 multipath routes from tpcstudy's own
+shortest-path DAGs, per-direction HTB shaping with byte-limited queues, SRv6 everywhere.
+
+actions:
+  throughput (default)  real TCP per model (ecmp, sr, multipath) on the LP's paths, against the
+                        LP value of the same pairs: --topo T --heavy 20 or --scenario six-paths
+  verify                probe every path of an exported table and load its bpf maps:
+                        --topo T --table DIR
+  failover              a link of a live connection fails: NRTOChanger(N), TimeoutChanger(T)
+                        and plain TCP, recovery times over --runs runs
+  clean                 remove what a killed run left (its namespaces only)
+  check                 what this machine has and lacks
+
+Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN), iproute2, and for verify bpftool.
+"""
+
+
+def _floats(text: str, what: str) -> List[float]:
+    from .errors import UsageError
+
+    out = []
+    for part in str(text).split(","):
+        if part.strip():
+            try:
+                out.append(float(part))
+            except ValueError:
+                raise UsageError(f"{what}: {part!r} is not a number") from None
+    if not out:
+        raise UsageError(f"{what}: empty list")
+    return out
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _plot(kind: str, rows: List[Any], out: Optional[Path]) -> None:
+    if out is None:
+        return
+    from ..plots import save_figure
+    from .figures import plot_recovery, plot_throughput
+
+    fig = plot_throughput(rows) if kind == "throughput" else plot_recovery(rows)
+    for p in save_figure(fig, out / ("emulation-throughput" if kind == "throughput"
+                                     else "emulation-recovery")):
+        print(f"wrote {p}")
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    from ..cli import _apply_mirror
+    from .errors import UsageError
+
+    _apply_mirror(args)
+    action = args.action
+    if action == "clean":
+        return _clean()
+    if action == "check":
+        return _check(args)
+    if action == "verify":
+        return _verify(args)
+    if args.dry_run:
+        return _dry_run(args)
+    from . import checks
+
+    checks.require()
+    if action == "failover":
+        return _failover(args)
+    if action != "throughput":  # pragma: no cover (argparse restricts the choices)
+        raise UsageError(f"unknown action {action!r}")
+    return _throughput(args)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from .throughput import ThroughputSettings
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    return ThroughputSettings(models=tuple(dict.fromkeys(models)), k=args.k,
+                              per_pair=args.connections or 0, warmup=args.warmup,
+                              seconds=args.seconds, solver=args.solver)
+
+
+def _throughput(args: argparse.Namespace) -> int:
+    from .study import run_throughput
+    from .throughput import format_rows
+
+    rows, out = run_throughput(
+        out=args.out, topo=args.topo, scenario_name=args.scenario, capacity=args.capacity,
+        weight=args.weight, plan=args.plan, heavy=_floats(args.heavy, "--heavy"),
+        seeds=list(range(args.seed, args.seed + args.seeds)), settings=_settings(args),
+        link_mbps=args.link_mbps, queue_ms=args.queue_ms, overwrite=args.overwrite, log=_log)
+    print(format_rows(rows))
+    if out is not None:
+        print(f"results in {out / 'results.csv'}")
+    if args.plot:
+        _plot("throughput", rows, out or Path("."))
+    return 1 if any(r.get("status") == "failed" for r in rows) else 0
+
+
+def _failover(args: argparse.Namespace) -> int:
+    from .errors import UsageError
+    from .failover import FailoverSettings, format_summary, summarize
+    from .study import run_failover
+
+    if not args.topo:
+        raise UsageError("failover needs --topo (a topology whose path table has backups)")
+    st = FailoverSettings(runs=args.runs, n=args.rto_count, t_ms=args.timeout_ms,
+                          fail_after=args.fail_after, restore_after=args.restore_after,
+                          observe=args.observe, pacing=args.pacing, k=args.k)
+    rows, out = run_failover(out=args.out, topo=args.topo, capacity=args.capacity,
+                             weight=args.weight, plan=args.plan, settings=st, seed=args.seed,
+                             link_mbps=args.link_mbps, queue_ms=args.queue_ms,
+                             overwrite=args.overwrite, log=_log)
+    print(format_summary(summarize(rows)))
+    if out is not None:
+        print(f"results in {out / 'results.csv'}")
+    if args.plot:
+        _plot("failover", rows, out or Path("."))
+    return 1 if any(r.get("status") == "failed" for r in rows) else 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .. import prune, read_topology
+    from . import checks
+    from .errors import UsageError
+    from .lifecycle import Emulation, new_prefix
+    from .spec import build_steps, network_spec, render_shell, teardown_steps
+    from .verify import check_maps, probe_table, read_table
+
+    if not args.topo or not args.table:
+        raise UsageError("verify needs --topo T and --table DIR (a folder of 'tpcstudy export')")
+    topo = prune(read_topology(args.topo, capacity=args.capacity, weight=args.weight))
+    plan, paths, problems = read_table(Path(args.table), topo)
+    spec = network_spec(topo, plan, prefix=args.prefix or new_prefix(),
+                        link_mbps=args.link_mbps, queue_ms=args.queue_ms)
+    if args.dry_run:
+        sys.stdout.write(render_shell(build_steps(spec), teardown=teardown_steps(spec.namespaces)))
+        return 0
+    checks.require(bpftool=True)
+    for p in problems:
+        print(f"problem: {p}")
+    t0 = time.perf_counter()
+    with Emulation(spec, log=_log) as emu:
+        res = probe_table(emu, paths, probes=args.probes, log=_log)
+    maps = check_maps(Path(args.table), log=_log)
+    entries = {}
+    for r in res:
+        entries.setdefault((r["source"], r["prefix"]), []).append(r)
+    good = [k for k, rs in entries.items() if all(r["status"] == "ok" for r in rs)]
+    bad = [r for r in res if r["status"] != "ok"]
+    for r in bad[:20]:
+        print(f"FAILED {r['source']} -> {r['destination']} ({r['prefix']}) slot {r['slot']} "
+              f"[{r['waypoints']}]: {r['delivered']}/{r['probes']} delivered"
+              + (f", off-DAG links {r['off_dag_arcs']}" if r["off_dag_arcs"] else ""))
+    loaded = sum(m["loaded"] for m in maps)
+    same = sum(m["identical"] for m in maps)
+    print(f"{topo.name}: entries delivered on model links: {len(good)}/{len(entries)} "
+          f"({len(res) - len(bad)}/{len(res)} paths, {args.probes} probes each); bpf maps "
+          f"loaded {loaded}/{len(maps)}, byte-identical {same}/{len(maps)}; "
+          f"{time.perf_counter() - t0:.1f} s")
+    if args.out:
+        from ..io import atomic_write_text, json_text
+
+        outp = Path(args.out)
+        atomic_write_text(outp / "verify.json", json_text(
+            {"topology": topo.name, "table": str(args.table), "paths": res, "maps": maps,
+             "problems": problems}))
+        print(f"wrote {outp / 'verify.json'}")
+    ok = not bad and same == len(maps) and not problems
+    return 0 if ok else 1
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    from .lifecycle import new_prefix
+    from .spec import build_steps, network_spec, render_shell, teardown_steps
+    from .study import networks, _read_plan
+
+    for net in networks(topo=args.topo, scenario_name=args.scenario, capacity=args.capacity,
+                        weight=args.weight, plan=_read_plan(args.plan)):
+        spec = network_spec(net.topology, net.plan, prefix=args.prefix or new_prefix(),
+                            link_mbps=args.link_mbps, queue_ms=args.queue_ms, seed=args.seed)
+        header = [f"tpcstudy emulate --dry-run: {net.name}, {len(spec.routers)} namespaces, "
+                  f"{net.topology.num_links} links, prefix {spec.prefix}",
+                  "sysctl lines are written in-process (setns + /proc/sys); the 'ip netns exec "
+                  "... sysctl' lines do the same"]
+        sys.stdout.write(render_shell(build_steps(spec), header=header,
+                                      teardown=teardown_steps(spec.namespaces)))
+    return 0
+
+
+def _clean() -> int:
+    from .lifecycle import clean, run_dir
+
+    reports = clean()
+    if not reports:
+        print(f"nothing to clean (no run record in {run_dir()})")
+    for r in reports:
+        if r["alive"]:
+            print(f"{r['prefix']}: run {r['pid']} is still running: left alone")
+        else:
+            print(f"{r['prefix']}: run {r['pid']} is gone: removed {len(r['namespaces_removed'])} "
+                  f"namespaces" + (f", killed {len(r['processes_killed'])} processes"
+                                   if r["processes_killed"] else ""))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .checks import OK, check_system, tool_versions
+
+    res = check_system(bpftool=True)
+    width = max(len(k) for k in res)
+    for k, v in res.items():
+        print(f"{k:>{width}}: {v}")
+    for k, v in tool_versions().items():
+        print(f"{k:>{width}}: {v or 'not installed'}")
+    need = [k for k, v in res.items() if v != OK and "not required" not in k]
+    return 1 if need else 0
+
+
+def register_cli(sub: Any, add_topology_options: Any) -> None:
+    """Add ``tpcstudy emulate``."""
+    p = sub.add_parser("emulate", help="the study's paths on a real Linux SRv6 network "
+                                       "(throughput vs the LP, table verification, failover)",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", nargs="?", choices=ACTIONS, default="throughput",
+                   help="what to do (default: throughput)")
+    add_topology_options(p, topo_required=False)
+    p.add_argument("--scenario", choices=["six-paths"],
+                   help="a hand-made network instead of --topo: six-paths is the TPC paper's "
+                        "Figure 4 (6 disjoint paths, the IGP forcing one, 4 clients x 4 "
+                        "connections)")
+    p.add_argument("--plan", metavar="FILE.json", help="addressing plan (default: the export's "
+                                                        "default plan)")
+    g = p.add_argument_group("network")
+    g.add_argument("--link-mbps", type=float, default=10.0,
+                   help="Mbit/s of a link of the smallest capacity, each direction (default 10; "
+                        "keep the total under ~1.5 Gbit/s of link traffic on 2 cores: 1-2 on "
+                        "Cogentco)")
+    g.add_argument("--queue-ms", type=float, default=50.0,
+                   help="queue of each link direction in ms at its rate (bfifo, >= 10 packets; "
+                        "default 50)")
+    g.add_argument("--dry-run", action="store_true",
+                   help="print the commands that would build the network (a shell script), run "
+                        "nothing")
+    g.add_argument("--prefix", help=argparse.SUPPRESS)  # fixed namespace prefix (tests)
+    t = p.add_argument_group("throughput")
+    t.add_argument("--heavy", default="20",
+                   help="heavy-hitter pairs, percent of ordered edge-router pairs (default 20; "
+                        "a list draws each)")
+    t.add_argument("--seeds", type=int, default=1, help="draws per heavy fraction (default 1)")
+    t.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    t.add_argument("--models", default="ecmp,sr",
+                   help="ecmp, sr, multipath (default ecmp,sr)")
+    t.add_argument("--k", type=int, default=4, help="segment limit of sr and of the failover "
+                                                     "table (default 4)")
+    t.add_argument("--connections", type=int, default=None,
+                   help="TCP connections per pair (default 8; six-paths: 4)")
+    t.add_argument("--seconds", type=float, default=10.0, help="measured window (default 10)")
+    t.add_argument("--warmup", type=float, default=3.0, help="seconds before the window "
+                                                             "(default 3)")
+    t.add_argument("--solver", default="highs", help="LP backend (default highs)")
+    v = p.add_argument_group("verify")
+    v.add_argument("--table", metavar="DIR", help="a folder written by 'tpcstudy export'")
+    v.add_argument("--probes", type=int, default=8, help="datagrams per path (default 8)")
+    f = p.add_argument_group("failover")
+    f.add_argument("--runs", type=int, default=20, help="runs (default 20)")
+    f.add_argument("--rto-count", type=int, default=3, help="NRTOChanger's N (default 3)")
+    f.add_argument("--timeout-ms", type=float, default=100.0,
+                   help="TimeoutChanger's T in ms (default 100)")
+    f.add_argument("--fail-after", type=float, default=2.0, help="seconds before the failure")
+    f.add_argument("--restore-after", type=float, default=5.0,
+                   help="seconds the link stays down (plain TCP recovers only then)")
+    f.add_argument("--observe", type=float, default=8.0, help="seconds after the failure")
+    f.add_argument("--pacing", type=float, default=0.25,
+                   help="each connection's pacing rate as a share of the link rate (default "
+                        "0.25)")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", metavar="DIR", help="results folder (meta.json, results.csv; "
+                                                "re-running resumes); verify: verify.json")
+    o.add_argument("--overwrite", action="store_true", help="start the folder over")
+    o.add_argument("--plot", action="store_true",
+                   help="draw the figure (PNG + PDF) into --out (or the current folder)")
+    p.set_defaults(func=cmd_emulate)
+

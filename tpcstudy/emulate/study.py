@@ -1,0 +1,238 @@
+"""Emulation runs with results folders like the studies': ``meta.json`` + ``results.csv``.
+
+:func:`run_throughput` measures every (network, heavy fraction, seed) as one task of the
+studies' :class:`ResultStore`: a task already stored is not run again, so an interrupted run
+resumes where it stopped (per scenario), and a network whose tasks are all stored is not even
+built. ``meta.json`` records the settings, the seeds, the kernel, the sysctls every namespace
+gets, the link rates rule and the tools' versions (beside the commit and package versions
+``write_meta`` always records).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from .. import Topology, heavy_pairs, prune, read_topologies
+from ..runner import ResultStore, Task, read_results, run_tasks, write_meta
+from .checks import tool_versions
+from .errors import UsageError
+from .lifecycle import Emulation, new_prefix
+from .scenarios import Scenario, scenario
+from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls, network_spec
+from .throughput import COLUMNS, KEY, ThroughputSettings, measure_models
+
+__all__ = ["Network", "networks", "system_info", "run_throughput", "PAIRS_RULE"]
+
+#: Connections per pair on a topology (a scenario brings its own).
+DEFAULT_CONNECTIONS = 8
+PAIRS_RULE = ("heavy_pairs: numpy default_rng(seed).choice of ceil(x * #pairs) ordered "
+              "edge-router pairs of the pruned topology, sorted (as tpcstudy maxflow)")
+
+
+@dataclasses.dataclass
+class Network:
+    """A network to emulate: a pruned topology (pairs drawn per heavy fraction and seed) or a
+    scenario (its own pairs)."""
+
+    name: str
+    topology: Topology
+    plan: Any = None
+    scenario: Optional[Scenario] = None
+
+
+def networks(*, topo: Optional[str] = None, scenario_name: Optional[str] = None,
+             capacity: str = "uniform", weight: str = "hop",
+             plan: Any = None) -> Iterator[Network]:
+    """The networks ``--topo`` / ``--scenario`` name (topologies pruned; trees skipped)."""
+    if bool(topo) == bool(scenario_name):
+        raise UsageError("give --topo or --scenario (one of them)")
+    if scenario_name:
+        sc = scenario(scenario_name)
+        yield Network(sc.name, sc.topology, sc.plan, sc)
+        return
+    for t in read_topologies(topo, capacity=capacity, weight=weight):  # type: ignore[arg-type]
+        p = prune(t)
+        if p.num_nodes < 2:
+            continue
+        yield Network(t.name, p, plan)
+
+
+def system_info() -> Dict[str, Any]:
+    """Kernel, tools and the per-namespace sysctls: what a reader needs to redo a run."""
+    uname = platform.uname()
+    host = {}
+    for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
+                "net.ipv4.tcp_mem"):
+        try:
+            host[key] = Path("/proc/sys", *key.split(".")).read_text().split()
+        except OSError:
+            host[key] = None
+    return {
+        "kernel": uname.release, "kernel_version": uname.version, "machine": uname.machine,
+        "cpus": len(__import__("os").sched_getaffinity(0)),
+        "tools": tool_versions(),
+        "namespace_sysctls": {k: ("per namespace: crc32(seed NUL router name)"
+                                  if k.endswith("hash_seed") else v)
+                              for k, v in dict(namespace_sysctls(_DummyRouter())).items()},
+        "interface_sysctls": {"net.ipv6.conf.<veth>.seg6_enabled": "1"},
+        "host_sysctls": host,
+        "ecmp": f"fib_multipath_hash_policy {HASH_POLICY}, fields {hex(HASH_FIELDS)} (addresses, "
+                f"protocol, ports), a different hash seed per namespace",
+        "tcp": "cubic per socket (TCP_CONGESTION), SO_LINGER 0 on close",
+        "shaping": "HTB per veth end at capacity / smallest capacity * link_mbps, bfifo of "
+                   "queue_ms at that rate (>= 10 packets), gso_max_segs 1, MTU 1500",
+    }
+
+
+class _DummyRouter:
+    hash_seed = 0
+
+
+def _read_plan(plan: Optional[str]) -> Any:
+    if not plan:
+        return None
+    from .. import read_plan
+
+    return read_plan(plan)
+
+
+def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
+                   scenario_name: Optional[str] = None, capacity: str = "uniform",
+                   weight: str = "hop", plan: Optional[str] = None,
+                   heavy: Sequence[float] = (20.0,), seeds: Sequence[int] = (0,),
+                   settings: ThroughputSettings = ThroughputSettings(),
+                   link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,
+                   log: Callable[[str], None] = print,
+                   progress: bool = False) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
+    """Measure throughput against the LP; returns the rows (of this folder, when ``out``)."""
+    settings.check()
+    for h in heavy:
+        if not 0 < h <= 100:
+            raise UsageError(f"--heavy {h:g}: percentages in (0, 100]")
+    the_plan = _read_plan(plan)
+    config = {
+        "kind": "emulate-throughput", "topo": topo, "scenario": scenario_name,
+        "capacity": capacity, "weight": weight, "plan": plan,
+        "heavy": [float(h) for h in heavy] if not scenario_name else None,
+        "models": list(settings.models), "k": settings.k,
+        "connections_per_pair": settings.per_pair or ("scenario's" if scenario_name
+                                                      else DEFAULT_CONNECTIONS),
+        "warmup": settings.warmup, "seconds": settings.seconds, "solver": settings.solver,
+        "rates": {"link_mbps": link_mbps, "queue_ms": queue_ms,
+                  "rule": "each direction: capacity / smallest capacity * link_mbps"},
+        "pairs_rule": PAIRS_RULE if not scenario_name else "the scenario's pairs",
+        "placement": "LP optimum balanced across pairs when that keeps the optimum; "
+                     "largest-remainder connections per pair on its paths",
+        "system": system_info(),
+    }
+    store = None
+    if out:
+        outp = Path(out)
+        if overwrite:
+            shutil.rmtree(outp / "parts", ignore_errors=True)
+            (outp / "results.csv").unlink(missing_ok=True)
+        write_meta(outp, config, seeds=list(seeds) if not scenario_name else None,
+                   solver=settings.solver, overwrite=overwrite)
+        store = ResultStore(outp, COLUMNS, KEY)
+    all_rows: List[Dict[str, Any]] = []
+    for net in networks(topo=topo, scenario_name=scenario_name, capacity=capacity, weight=weight,
+                        plan=the_plan):
+        draws: List[Tuple[Any, Any, List[Tuple[str, str]]]] = []
+        if net.scenario is not None:
+            draws.append(("", "", list(net.scenario.pairs)))
+        else:
+            if len(net.topology.edge_routers) < 2:
+                log(f"{net.name}: fewer than 2 edge routers after pruning: skipped")
+                continue
+            for h in heavy:
+                for s in seeds:
+                    ids = heavy_pairs(net.topology, h / 100.0, s)
+                    draws.append((float(h), int(s), [(net.topology.names[a], net.topology.names[b])
+                                                     for a, b in ids.tolist()]))
+        tasks = [Task({"scenario": net.name, "heavy": h, "seed": s}, pairs)
+                 for h, s, pairs in draws]
+        if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
+            log(f"{net.name}: already measured ({len(tasks)} draws in {out})")
+            continue
+        per_pair = settings.per_pair or (net.scenario.connections_per_pair if net.scenario
+                                         else DEFAULT_CONNECTIONS)
+        the_settings = dataclasses.replace(settings, per_pair=per_pair)
+        spec = network_spec(net.topology, net.plan, prefix=new_prefix(), link_mbps=link_mbps,
+                            queue_ms=queue_ms, seed=int(seeds[0]) if seeds else 0)
+        with Emulation(spec, log=log) as emu:
+            def measure(task: Task) -> List[Dict[str, Any]]:
+                base = dict(task.key)
+                return measure_models(emu, task.args, the_settings, base=base, log=log)
+
+            if store is not None:
+                summary = run_tasks(tasks, measure, store, jobs=1, desc=net.name,
+                                    progress=progress, on_error="record")
+                if summary.failed:
+                    log(f"{net.name}: {len(summary.failed)} draws failed (see results.csv)")
+            else:
+                for t in tasks:
+                    all_rows.extend(measure(t))
+    if store is not None:
+        return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
+    return all_rows, None
+
+
+# --------------------------------------------------------------------------- failover
+def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", weight: str = "hop",
+                 plan: Optional[str] = None, settings: Any = None, seed: int = 0,
+                 link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,
+                 log: Callable[[str], None] = print) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
+    """Failure recovery runs (:mod:`~tpcstudy.emulate.failover`), one task per run."""
+    from . import failover as F
+
+    st = settings or F.FailoverSettings()
+    st.check()
+    the_plan = _read_plan(plan)
+    nets = list(networks(topo=topo, capacity=capacity, weight=weight, plan=the_plan))
+    if len(nets) != 1:
+        raise UsageError(f"failover runs on one topology; --topo names {len(nets)}")
+    net = nets[0]
+    cases, eligible = F.failover_cases(net.topology, st, seed=seed, plan=the_plan)
+    log(f"{net.name}: {eligible} entries have a backup avoiding a link their default path "
+        f"always crosses; {len(cases)} runs")
+    config = {"kind": "emulate-failover", "topo": topo, "capacity": capacity, "weight": weight,
+              "plan": plan, "failover": dataclasses.asdict(st),
+              "rates": {"link_mbps": link_mbps, "queue_ms": queue_ms,
+                        "rule": "each direction: capacity / smallest capacity * link_mbps"},
+              "table_rule": f"tpcstudy path_table: slot 0 the IGP path, then sps link-disjoint "
+                            f"paths, k={st.k}, at most {st.paths}",
+              "system": system_info()}
+    store = None
+    tasks = [Task({"scenario": net.name, "run": c.run}, c) for c in cases]
+    if out:
+        outp = Path(out)
+        if overwrite:
+            shutil.rmtree(outp / "parts", ignore_errors=True)
+            (outp / "results.csv").unlink(missing_ok=True)
+        write_meta(outp, config, seeds=[seed], overwrite=overwrite)
+        store = ResultStore(outp, F.COLUMNS, F.KEY)
+        if all(store.done(t.id) and not store.failed(t.id) for t in tasks):
+            log(f"{net.name}: all {len(tasks)} runs already in {out}")
+            return [dict(r) for r in read_results(store.flush(force=True))], outp
+    rows: List[Dict[str, Any]] = []
+    spec = network_spec(net.topology, net.plan, prefix=new_prefix(), link_mbps=link_mbps,
+                        queue_ms=queue_ms, seed=seed)
+    with Emulation(spec, log=log) as emu:
+        emu.wait_quiet()
+
+        def one(task: Task) -> List[Dict[str, Any]]:
+            return F.run_failover_case(emu, task.args, st, scenario=net.name, seed=seed, log=log)
+
+        if store is not None:
+            run_tasks(tasks, one, store, jobs=1, desc="failover", progress=False,
+                      on_error="record")
+        else:
+            for t in tasks:
+                rows.extend(one(t))
+    if store is not None:
+        return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
+    return rows, None
