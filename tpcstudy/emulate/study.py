@@ -150,7 +150,7 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
                 continue
             for h in heavy:
                 for s in seeds:
-                    ids = heavy_pairs(net.topology, h / 100.0, s)
+                    ids = heavy_pairs(net.topology, percent=h, seed=s)
                     draws.append((float(h), int(s), [(net.topology.names[a], net.topology.names[b])
                                                      for a, b in ids.tolist()]))
         tasks = [Task({"scenario": net.name, "heavy": h, "seed": s}, pairs)
