@@ -3,7 +3,10 @@
 Each run picks (seeded) one entry of the topology's path table (slot 0 the IGP path, then
 link-disjoint sps paths: :func:`tpcstudy.path_table`) with at least two paths, and a link that
 every packet of slot 0 crosses (an arc carrying all of slot 0's ECMP split, preferring one that
-touches neither end: a distant failure) and that the other slots avoid. Three long connections
+touches neither end: a distant failure) and that the other slots avoid. Never a link leaving the
+source router: the sending host lives in that router's namespace, so drops there happen in its
+own queue, which TCP treats as local congestion (it neither counts an RTO nor keeps the data in
+flight), not as a path failure. Three long connections
 from the source to the destination prefix start on slot 0, paced below the link rate so they
 build no queue (RTT about the forwarding time, RTO at Linux's 200 ms floor):
 
@@ -113,11 +116,14 @@ def failover_cases(topo: Topology, settings: FailoverSettings, *, seed: int = 0,
             continue
         slots = [list(p.waypoints) for p in e.paths]
         others = set().union(*(_arcs(topo, e.source, s) for s in slots[1:]))
+        src = topo.index_of(e.source)
+        # not the source's own links: the hosts live in the router's namespace, so a drop there
+        # is a local queue drop, which TCP handles as local congestion, not as a loss
         cuts = [a for a in _cut_arcs(topo, e.source, slots[0]) if a not in others
-                and (a ^ 1) not in others]
+                and (a ^ 1) not in others and int(topo.arc_src[a]) != src]
         if not cuts:
             continue
-        ends = {topo.index_of(e.source), topo.index_of(e.destination)}
+        ends = {src, topo.index_of(e.destination)}
         distant = [a for a in cuts if int(topo.arc_src[a]) not in ends
                    and int(topo.arc_dst[a]) not in ends]
         eligible.append((e, slots, distant or cuts))

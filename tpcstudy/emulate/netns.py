@@ -186,6 +186,12 @@ def process_alive(pid: int, start_ticks: Optional[int] = None) -> bool:
         return False
     except PermissionError:
         pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        state = ""
+    if state in ("Z", "X"):  # a zombie waiting for its parent to reap it is gone already
+        return False
     if start_ticks is None:
         return True
     return process_start_ticks(pid) == start_ticks
