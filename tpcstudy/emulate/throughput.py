@@ -17,8 +17,11 @@ model (``ecmp``, ``sr``, ``multipath``):
 Two ceilings explain most of the gap to 1.0: the LP counts link capacity, TCP goodput counts
 payload, so a full 1514-byte frame carries ``mss`` payload bytes: 1428 (0.943) without SRH,
 1388 (0.917) with a one-segment SRH and 16 bytes less per extra segment. Column ``ceiling`` is
-that fraction averaged over the bytes measured. ``cpu_busy`` is the machine's CPU use over the
-window: near 1.0 the forwarding, not the network, limited the result.
+that fraction averaged over the bytes measured, ``data_share = ratio / ceiling`` the share of the
+LP's capacity the connections' data frames fill (what is left: ACKs, which the LP does not
+count, on links the data of reverse pairs also needs, and TCP sharing each bottleneck per
+connection where the LP gives it to the paths that maximise the total). ``cpu_busy`` is the
+machine's CPU use over the window: near 1.0 the forwarding, not the network, limited it.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ BALANCE_TOL = 1e-6
 
 COLUMNS = [
     "scenario", "heavy", "seed", "model", "k", "pairs", "served_pairs", "connections", "paths",
-    "max_segments", "lp_value", "measured", "ratio", "ceiling", "lp_gain", "measured_gain",
+    "max_segments", "lp_value", "measured", "ratio", "ceiling", "data_share", "lp_gain",
+    "measured_gain",
     "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
     "retransmits", "cpu_busy", "routers", "links", "status", "error",
 ]
@@ -156,6 +160,8 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
         row.update(measured=round(measured, 6),
                    ratio=round(measured / lp_units, 6) if lp_units > 0 else math.nan,
                    ceiling=round(ceiling, 6), seconds=round(tr.seconds, 4),
+                   data_share=round(measured / lp_units / ceiling, 6)
+                   if lp_units > 0 and ceiling > 0 else math.nan,
                    failed_connections=len(failed),
                    retransmits=sum(int(f.tcp_info.get("total_retrans", 0))
                                    for f in tr.flows.values()),
@@ -180,8 +186,8 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
 def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
     """The table the CLI prints."""
     lines = [f"{'scenario':>14} {'heavy':>5} {'seed':>4} {'model':>9} {'conns':>5} "
-             f"{'LP':>7} {'measured':>8} {'ratio':>6} {'ceiling':>7} {'LP gain':>7} "
-             f"{'gain':>6} {'cpu':>5}"]
+             f"{'LP':>7} {'measured':>8} {'ratio':>6} {'ceiling':>7} {'data':>5} "
+             f"{'LP gain':>7} {'gain':>6} {'cpu':>5}"]
 
     def f(x: Any, w: int, p: int = 3) -> str:
         try:
@@ -199,9 +205,11 @@ def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
         lines.append(f"{str(r['scenario']):>14} {str(r['heavy']):>5} {str(r['seed']):>4} "
                      f"{str(r['model']):>9} {str(r['connections']):>5} {f(r['lp_value'], 7)} "
                      f"{f(r['measured'], 8)} {f(r['ratio'], 6)} {f(r['ceiling'], 7)} "
+                     f"{f(r.get('data_share'), 5, 2)} "
                      f"{f(r.get('lp_gain'), 7, 2)} {f(r.get('measured_gain'), 6, 2)} "
                      f"{f(r.get('cpu_busy'), 5, 2)}")
     lines.append("LP and measured in link units (1 = --link-mbps); ratio = measured / LP; "
-                 "ceiling = payload share of a full frame (mss / 1514); gains over ecmp")
+                 "ceiling = payload share of a full frame (mss / 1514); data = ratio / ceiling; "
+                 "gains over ecmp; cpu = machine busy share")
     return "\n".join(lines)
 
