@@ -28,13 +28,14 @@ from typing import List
 import tpcstudy
 from tpcstudy.emulate import netns as N
 from tpcstudy.emulate.lifecycle import Emulation, new_prefix
-from tpcstudy.emulate.spec import Batch, Sysctls, build_steps, network_spec, teardown_steps
+from tpcstudy.emulate.spec import Batch, Sysctls, build_steps, network_spec
 
 
 def mem_available_kib() -> int:
-    for line in open("/proc/meminfo"):
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1])
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1])
     return 0
 
 
@@ -98,7 +99,8 @@ def main(argv: List[str] = None) -> int:
             nv, ratio = f"{'skipped':>11}", f"{'':>6}"
         print(f"{topo.name:>12} {topo.num_nodes:>7} {topo.num_links:>5} {routes:>6} {b:>10.2f}s "
               f"{td:>7.2f}s {nv} {ratio} {mem:>10.1f} {mem / topo.num_nodes:>7.2f}")
-    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}"
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of this process: {rss:.0f}"
           f" MiB; teardown = 'ip netns del' (the kernel frees namespaces asynchronously)")
     return 0
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Optional, Union
 
 __all__ = ["TpcStudyError", "UsageError", "TopologyFormatError", "DataError", "ZooDataError",
-           "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError"]
+           "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError",
+           "EmulationError", "EmulationUnavailable"]
 
 
 class TpcStudyError(Exception):
@@ -80,3 +81,20 @@ class ClusterError(TpcStudyError, RuntimeError):
 
 class SolverError(TpcStudyError, RuntimeError):
     """An LP solver that failed at run time (could not build or write a model, crashed)."""
+
+
+class EmulationError(TpcStudyError, RuntimeError):
+    """Building, running or tearing down an emulated network failed (``tpcstudy emulate``); the
+    message names the command, namespace or file and what the kernel or tool said."""
+
+
+class EmulationUnavailable(EmulationError):
+    """This machine cannot run the emulator: privileges, kernel features or tools are missing.
+
+    ``missing`` lists each problem with how to fix it.
+    """
+
+    def __init__(self, missing: "list[str]") -> None:
+        self.missing = list(missing)
+        super().__init__("the emulator cannot run here:\n"
+                         + "\n".join(f"  - {m}" for m in missing))

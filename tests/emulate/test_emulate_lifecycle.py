@@ -10,9 +10,11 @@ import sys
 
 import pytest
 
-from tpcstudy.emulate import checks, lifecycle as L, netns as N
-from tpcstudy.emulate.errors import EmulationUnavailable
+from tpcstudy.emulate import checks
+from tpcstudy.emulate import lifecycle as L
+from tpcstudy.emulate import netns as N
 from tpcstudy.emulate.failover import recovery_time
+from tpcstudy.errors import EmulationUnavailable, UsageError
 
 
 def _dead_pid() -> int:
@@ -28,7 +30,7 @@ def test_prefixes_and_tag(monkeypatch):
     assert L.new_prefix() != p
     for bad in ("ABC", "1ab", "a-b", "x" * 10):
         monkeypatch.setenv("TPCSTUDY_NETNS_TAG", bad)
-        with pytest.raises(Exception):
+        with pytest.raises(UsageError):
             L.new_prefix()
 
 

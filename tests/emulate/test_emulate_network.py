@@ -25,7 +25,7 @@ from tpcstudy.emulate.spec import Route, network_spec
 from tpcstudy.emulate.throughput import ThroughputSettings, measure_models
 from tpcstudy.emulate.verify import check_maps, probe_table, read_table
 
-pytestmark = pytest.mark.usefixtures("emulator", "emulation_guard")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("emulator", "emulation_guard")]
 
 ENV = dict(os.environ, PYTHONSAFEPATH="1")
 
@@ -124,8 +124,8 @@ def test_ecmp_splits_evenly_and_independently_per_hop():
 def abilene_table(tmp_path_factory, zoo_installed):
     t = _abilene()
     out = tmp_path_factory.mktemp("abilene-table")
-    write_paths(path_table(t), out, format=["json", "bpf"])
-    write_paths(path_table(t), out, format=["bpf"], variant="exp3_lowest_delay")
+    write_paths(path_table(t), out, formats=["json", "bpf"])
+    write_paths(path_table(t), out, formats=["bpf"], variant="exp3_lowest_delay")
     return t, out
 
 
@@ -208,7 +208,7 @@ def test_six_paths_plain_and_sr_against_the_lp():
     assert by["sr"]["lp_value"] == pytest.approx(6.0)
     assert by["ecmp"]["connections"] == by["sr"]["connections"] == 16
     for r in rows:  # the goodput fills the LP's capacity up to the headers
-        assert r["status"] == "ok" and r["failed_connections"] == 0
+        assert r["status"] == "ok" and r["failed_connections"] == 0, r
         assert r["ratio"] / r["ceiling"] > 0.9, r
         assert r["ratio"] > 0.85, r
     assert by["sr"]["measured_gain"] > 5.2
@@ -222,7 +222,7 @@ def test_abilene_throughput_cli(tmp_path, zoo_installed):
     assert p.returncode == 0, p.stderr[-2000:]
     rows = {r["model"]: r for r in _csv(out / "results.csv")}
     assert set(rows) == {"ecmp", "sr", "multipath"}
-    for m, r in rows.items():
+    for r in rows.values():
         assert r["status"] == "ok", r
         assert float(r["ratio"]) / float(r["ceiling"]) > 0.85, r
     meta = json.loads((out / "meta.json").read_text())
@@ -302,6 +302,7 @@ def test_signals_tear_down(sig):
     finally:
         p.kill()
         p.wait()
+        p.stdout.close()
 
 
 def test_sigkill_then_clean_removes_only_that_run():
@@ -325,4 +326,5 @@ def test_sigkill_then_clean_removes_only_that_run():
     finally:
         p.kill()
         p.wait()
+        p.stdout.close()
         N.run_batch("ip", [f"netns del {decoy}"], force=True)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from tpcstudy import UsageError, max_flow, read_topology
-from tpcstudy.export import encode_value
 from tpcstudy.emulate import placement as PL
 from tpcstudy.emulate import srh as SR
 from tpcstudy.emulate.scenarios import six_paths
 from tpcstudy.emulate.throughput import lp_solution
+from tpcstudy.export import encode_value
 
 
 class _P:
@@ -115,7 +115,7 @@ def test_placement_follows_flows_and_skips_zero_flow_pairs():
     by_pair = {}
     for c in p.connections:
         by_pair.setdefault((c.source, c.destination), []).append(c)
-    for (s, d), cs in by_pair.items():
+    for cs in by_pair.values():
         assert len(cs) == 4
         flows = {c.path: c.lp_flow for c in cs}
         counts = PL.largest_remainder(list(flows.values()), 4)

@@ -20,7 +20,7 @@ from ..errors import TpcStudyError
 __all__ = ["main", "build_parser", "VERBS"]
 
 #: The verb modules of this package, in help order.
-VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot")
+VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot", "emulate")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -148,7 +148,7 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
     buf = bytearray(_RECV)
     view = memoryview(buf)
     started = ended = False
-    t_window = [None, None]
+    t_window: List[Optional[float]] = [None, None]
     times = _times(out)
     while True:
         now = time.monotonic()
@@ -169,7 +169,7 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
             nxt = times["start"]
         elif not ended:
             nxt = times["end"]
-        for fd, ev in ep.poll(max(0.0, min(nxt - now, 0.5))):
+        for fd, _ in ep.poll(max(0.0, min(nxt - now, 0.5))):
             if fd in listeners:
                 while True:
                     try:
@@ -181,19 +181,19 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                     conns[c.fileno()] = {"head": b"", "id": None}
                     ep.register(c.fileno(), select.EPOLLIN)
                 continue
-            c = socks.get(fd)
-            if c is None:
+            sock = socks.get(fd)
+            if sock is None:
                 continue
             st = conns[fd]
             try:
-                n = c.recv_into(buf)
+                n = sock.recv_into(buf)
             except (BlockingIOError, InterruptedError):
                 continue
             except OSError:
                 n = 0
             if n == 0:
                 ep.unregister(fd)
-                _close(c)
+                _close(sock)
                 del socks[fd]
                 continue
             t = time.monotonic()
@@ -206,8 +206,8 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                     continue
                 cid = struct.unpack(">Q", head)[0]
                 st["id"] = cid
-                rec = {"bytes": 0, "first": t, "at_start": 0 if started else None,
-                       "at_end": None}
+                rec: Dict[str, Any] = {"bytes": 0, "first": t,
+                                       "at_start": 0 if started else None, "at_end": None}
                 if cid in timeline_ids:
                     rec["timeline"] = []
                 by_id[cid] = rec

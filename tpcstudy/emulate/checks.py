@@ -4,7 +4,7 @@
 a run record, so ``tpcstudy emulate clean`` covers it too): privileges, iproute2, ``ip netns``,
 veth, SRv6 (``seg6_enabled``), the per-namespace ECMP hash seed and policy 3, HTB and bfifo
 queues, TCP cubic, and for ``verify`` bpftool with a private bpffs. MPTCP is reported, not
-required. :func:`require` raises :class:`~tpcstudy.emulate.errors.EmulationUnavailable` naming
+required. :func:`require` raises :class:`~tpcstudy.errors.EmulationUnavailable` naming
 everything that is missing and how to get it.
 """
 
@@ -16,8 +16,8 @@ import socket
 import subprocess
 from typing import Dict, List, Optional, Tuple
 
+from ..errors import EmulationError, EmulationUnavailable
 from . import netns as _ns
-from .errors import EmulationError, EmulationUnavailable
 
 __all__ = ["check_system", "require", "tool_versions", "OK"]
 
@@ -36,9 +36,10 @@ _HOW = {
 
 def _caps() -> int:
     try:
-        for line in open("/proc/self/status"):
-            if line.startswith("CapEff:"):
-                return int(line.split()[1], 16)
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return int(line.split()[1], 16)
     except OSError:
         pass
     return 0
@@ -60,7 +61,8 @@ def _run(argv: List[str], **kw: object) -> Tuple[int, str]:
 def tool_versions() -> Dict[str, Optional[str]]:
     """``ip -V``, ``tc -V``, ``bpftool version`` (first line each; ``None`` when missing)."""
     out: Dict[str, Optional[str]] = {}
-    for name, argv in (("ip", ["ip", "-V"]), ("tc", ["tc", "-V"]), ("bpftool", ["bpftool", "version"])):
+    for name, argv in (("ip", ["ip", "-V"]), ("tc", ["tc", "-V"]),
+                       ("bpftool", ["bpftool", "version"])):
         if shutil.which(argv[0]) is None:
             out[name] = None
             continue
@@ -151,7 +153,8 @@ def check_system(*, bpftool: bool = False) -> Dict[str, str]:
                     s.close()
             res["tcp cubic"] = OK
         except OSError as exc:
-            res["tcp cubic"] = f"cannot use TCP cubic on a socket ({exc.strerror}): modprobe tcp_cubic"
+            res["tcp cubic"] = (f"cannot use TCP cubic on a socket ({exc.strerror}): "
+                                f"modprobe tcp_cubic")
         mptcp = _ns.read_sysctl("net.mptcp.enabled", netns=ns)
         res["mptcp (not required)"] = OK if mptcp is not None else "no MPTCP in this kernel"
         if bpftool and res.get("bpftool") == OK and "unshare" not in res:

@@ -32,14 +32,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import Topology, path_table
+from ..errors import UsageError
 from ..paths import segment_ratios
-from .errors import UsageError
+from ..study.emulation import STRATEGIES
+from ..study.emulation import recovery_summary as summarize
 from .lifecycle import Emulation
 from .srh import srh_bytes
 from .traffic import Flow, run_flows
@@ -47,7 +48,6 @@ from .traffic import Flow, run_flows
 __all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time",
            "run_failover_case", "COLUMNS", "KEY", "summarize", "STRATEGIES"]
 
-STRATEGIES = ("plain", "nrto", "timeout")
 COLUMNS = ["scenario", "run", "strategy", "param", "seed", "source", "destination",
            "failed_link", "slots", "recovery_s", "moved_s", "moves", "rto_ms", "link_mbps",
            "pacing_mbps", "fail_after", "restore_after", "status", "error"]
@@ -179,7 +179,8 @@ def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSett
     fail_at = settings.fail_after
     restore_at = fail_at + settings.restore_after
     total = fail_at + max(settings.observe, settings.restore_after + 2.0)
-    link = f"{topo.names[int(topo.arc_src[case.fail_arc])]}>{topo.names[int(topo.arc_dst[case.fail_arc])]}"
+    tail, head = int(topo.arc_src[case.fail_arc]), int(topo.arc_dst[case.fail_arc])
+    link = f"{topo.names[tail]}>{topo.names[head]}"
     log(f"run {case.run}: {case.source} -> {case.destination} ({len(case.slots)} slots), "
         f"failing {link} at {fail_at:g} s, restoring at {restore_at:g} s")
     try:
@@ -211,39 +212,3 @@ def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSett
             "status": status, "error": r.error or ""})
     log("  " + ", ".join(f"{x['strategy']}: {x['recovery_s']} s" for x in rows))
     return rows
-
-
-def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """Per strategy: runs, recovered, median and quartiles of the recovery time (s)."""
-    out = []
-    for name in STRATEGIES:
-        sel = [r for r in rows if r.get("strategy") == name]
-        if not sel:
-            continue
-        vals = []
-        for r in sel:
-            try:
-                v = float(r.get("recovery_s"))
-            except (TypeError, ValueError):
-                continue
-            if r.get("status") in ("ok", "not recovered"):
-                vals.append(v)
-        fin = sorted(v for v in vals if math.isfinite(v))
-        q = np.percentile(vals, [25, 50, 75]).tolist() if vals else [math.nan] * 3
-        out.append({"strategy": name, "param": sel[0].get("param", ""), "runs": len(sel),
-                    "hit": len(vals), "recovered": len(fin), "q1": q[0], "median": q[1],
-                    "q3": q[2], "min": fin[0] if fin else math.nan,
-                    "max": fin[-1] if fin else math.nan,
-                    "mean": statistics.fmean(fin) if fin else math.nan})
-    return out
-
-
-def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
-    lines = [f"{'strategy':>9} {'param':>9} {'runs':>5} {'hit':>4} {'recovered':>9} "
-             f"{'median s':>9} {'q1':>7} {'q3':>7}"]
-    for s in summary:
-        lines.append(f"{s['strategy']:>9} {s['param']:>9} {s['runs']:>5} {s['hit']:>4} "
-                     f"{s['recovered']:>9} {s['median']:>9.3f} {s['q1']:>7.3f} {s['q3']:>7.3f}")
-    lines.append("recovery = first data after the failure's stall - failure time; 'hit': runs "
-                 "whose connection stalled")
-    return "\n".join(lines)

@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ..errors import EmulationError, UsageError
 from ..io import atomic_write_text
 from . import netns as _ns
-from .errors import EmulationError, UsageError
 from .spec import Batch, NetworkSpec, Sysctls, build_steps, queue_line, teardown_steps
 
 __all__ = ["Emulation", "clean", "new_prefix", "run_dir", "RunRecord", "read_records",
@@ -109,7 +109,8 @@ def record_alive(rec: RunRecord) -> bool:
     return _ns.process_alive(int(rec["pid"]), rec.get("pid_start"))
 
 
-def clean(*, where: Optional[Path] = None, list_namespaces: Callable[[str], List[str]] = _ns.list_namespaces,
+def clean(*, where: Optional[Path] = None,
+          list_namespaces: Callable[[str], List[str]] = _ns.list_namespaces,
           delete_namespaces: Optional[Callable[[List[str]], None]] = None,
           kill: Optional[Callable[[int, int], None]] = None) -> List[Dict[str, Any]]:
     """Remove what runs killed without teardown left: their namespaces, processes and records.
@@ -187,7 +188,8 @@ class Emulation:
         try:
             self.record = {"prefix": self.spec.prefix, "pid": os.getpid(),
                            "pid_start": _ns.process_start_ticks(os.getpid()),
-                           "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                           "started": _dt.datetime.now(_dt.timezone.utc).isoformat(
+                               timespec="seconds"),
                            "topology": self.spec.topology.name,
                            "namespaces": len(self.spec.routers), "argv": list(sys.argv),
                            "processes": []}

@@ -26,7 +26,7 @@ import subprocess
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .errors import EmulationError
+from ..errors import EmulationError
 
 __all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "run_batch", "write_sysctls", "read_sysctl",
            "interface_counters", "list_namespaces", "sysctl_path", "process_alive",
@@ -116,8 +116,9 @@ def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
         for word in err.replace(":", " ").split():  # "Command failed -:12"
             if word.isdigit() and 0 < int(word) <= len(lines):
                 where = f" at line {word}: {lines[int(word) - 1]!r}"
+        first = err.splitlines()[0] if err else f"exit {proc.returncode}"
         raise EmulationError(f"{' '.join(argv)}{' (' + label + ')' if label else ''} failed"
-                             f"{where}: {err.splitlines()[0] if err else 'exit ' + str(proc.returncode)}")
+                             f"{where}: {first}")
 
 
 def sysctl_path(key: str) -> Path:
@@ -164,7 +165,10 @@ def _parse_net_dev(text: str) -> Dict[str, Tuple[int, int, int, int]]:
     return out
 
 
-def interface_counters(namespaces: Sequence[str]) -> Dict[str, Dict[str, Tuple[int, int, int, int]]]:
+Counters = Dict[str, Tuple[int, int, int, int]]
+
+
+def interface_counters(namespaces: Sequence[str]) -> Dict[str, Counters]:
     """Per namespace, per interface ``(rx_bytes, rx_packets, tx_bytes, tx_packets)``.
 
     Read from ``/proc/thread-self/net/dev`` inside each namespace: no process is started.

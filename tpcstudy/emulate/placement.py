@@ -25,7 +25,7 @@ import math
 from typing import Dict, List, Sequence, Tuple
 
 from .. import MaxFlowResult, Topology, shortest_paths
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["Connection", "Placement", "largest_remainder", "place_connections", "route_segments",
            "FLOW_EPS"]
@@ -145,17 +145,17 @@ def place_connections(topo: Topology, result: MaxFlowResult, *, per_pair: int,
                 placed.append((path, flow, tuple(path[1:])))
             else:
                 try:
-                    segs = route_segments(topo, path)
+                    pinned = route_segments(topo, path)
                 except UsageError as exc:
                     notes.append(str(exc))
                     unplaced += flow
                     continue
-                if len(segs) > max_segments:
-                    notes.append(f"{' -> '.join(path)} needs {len(segs)} segments > "
+                if len(pinned) > max_segments:
+                    notes.append(f"{' -> '.join(path)} needs {len(pinned)} segments > "
                                   f"{max_segments}: not placed")
                     unplaced += flow
                     continue
-                placed.append((path, flow, tuple(segs)))
+                placed.append((path, flow, tuple(pinned)))
         counts = largest_remainder([f for _, f, _ in placed], per_pair)
         for (path, flow, segs), n in zip(placed, counts):
             for _ in range(n):

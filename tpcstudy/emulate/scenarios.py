@@ -18,7 +18,7 @@ from typing import List, Tuple
 import numpy as np
 
 from .. import AddressPlan, Topology, default_plan
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["Scenario", "six_paths", "SCENARIOS", "scenario"]
 
@@ -40,8 +40,8 @@ def six_paths(paths: int = 6, clients: int = 4) -> Scenario:
     idx = {n: i for i, n in enumerate(nodes)}
     links: List[Tuple[str, str, float, float]] = []  # u, v, capacity, weight
     for j in range(1, paths + 1):
-        w = 1.0 if j == 1 else 10.0
-        links += [("A", f"P{j}", 1.0, w), ("B", f"P{j}", 1.0, w)]
+        weight = 1.0 if j == 1 else 10.0
+        links += [("A", f"P{j}", 1.0, weight), ("B", f"P{j}", 1.0, weight)]
     for i in range(1, clients + 1):
         links += [("A", f"C{i}", float(paths), 1.0), ("B", f"S{i}", float(paths), 1.0)]
     u = np.array([min(idx[a], idx[b]) for a, b, _, _ in links], dtype=np.int32)

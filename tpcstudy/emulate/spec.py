@@ -43,8 +43,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import AddressPlan, Topology, default_plan
+from ..errors import UsageError
 from ..paths import segment_ratios
-from .errors import UsageError
 
 __all__ = [
     "NetworkSpec", "Router", "Interface", "Route", "Batch", "Sysctls", "Step",
@@ -267,7 +267,8 @@ def network_spec(topo: Topology, plan: Optional[AddressPlan] = None, *, prefix: 
             routes.extend(Route(d, nh, t) for d in dests)
         seed_u = zlib.crc32(f"{seed}\0{name}".encode("utf-8")) or 1  # 0 would mean "random"
         routers.append(Router(u, name, f"{prefix}r{u}", loop, prefixes,
-                              [host_address(p) for p in prefixes], sorted(ifaces[u], key=lambda i: i.neighbour),
+                              [host_address(p) for p in prefixes],
+                              sorted(ifaces[u], key=lambda i: i.neighbour),
                               routes, seed_u))
     return NetworkSpec(topo, the_plan, prefix, float(link_mbps), float(queue_ms), int(seed), unit,
                        routers)
@@ -295,9 +296,9 @@ class Sysctls:
 Step = Union[Batch, Sysctls]
 
 
-def namespace_sysctls(r: Router) -> Tuple[Tuple[str, str], ...]:
+def namespace_sysctls(hash_seed: int) -> Tuple[Tuple[str, str], ...]:
     """Sysctls of a router's namespace, set before its interfaces exist (``default`` is copied
-    into every new interface)."""
+    into every new interface); ``hash_seed`` is the namespace's ECMP hash seed."""
     vals = [
         ("net.ipv6.conf.all.seg6_enabled", "1"), ("net.ipv6.conf.default.seg6_enabled", "1"),
         ("net.ipv6.conf.all.forwarding", "1"), ("net.ipv6.conf.default.forwarding", "1"),
@@ -306,7 +307,7 @@ def namespace_sysctls(r: Router) -> Tuple[Tuple[str, str], ...]:
         ("net.ipv6.conf.default.accept_ra", "0"),
         ("net.ipv6.fib_multipath_hash_policy", str(HASH_POLICY)),
         ("net.ipv6.fib_multipath_hash_fields", hex(HASH_FIELDS)),
-        ("net.ipv4.fib_multipath_hash_seed", str(r.hash_seed)),  # per netns, used for IPv6 too
+        ("net.ipv4.fib_multipath_hash_seed", str(hash_seed)),  # per netns, used for IPv6 too
         ("net.ipv4.tcp_no_metrics_save", "1"),
     ]
     return tuple(vals)
@@ -352,7 +353,7 @@ def build_steps(spec: NetworkSpec) -> List[List[Step]]:
     phases: List[List[Step]] = []
     phases.append([Batch("ip", tuple(f"netns add {r.netns}" for r in spec.routers),
                          label="namespaces")])
-    phases.append([Sysctls(r.netns, namespace_sysctls(r)) for r in spec.routers])
+    phases.append([Sysctls(r.netns, namespace_sysctls(r.hash_seed)) for r in spec.routers])
     veth = []
     for r in spec.routers:
         for i in r.interfaces:
@@ -387,7 +388,8 @@ def render_shell(phases: Sequence[Sequence[Step]], *, header: Sequence[str] = ()
         for st in phase:
             if isinstance(st, Batch):
                 ns = f" -n {st.netns}" if st.netns else ""
-                out.append(f"{st.tool}{ns} -batch - <<'EOF'" + (f"  # {st.label}" if st.label else ""))
+                label = f"  # {st.label}" if st.label else ""
+                out.append(f"{st.tool}{ns} -batch - <<'EOF'{label}")
                 out.extend(st.lines)
                 out.append("EOF")
             else:  # done in-process (setns + /proc/sys); this is the equivalent command

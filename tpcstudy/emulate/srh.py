@@ -1,7 +1,7 @@
 """Segment Routing Headers for sockets, byte for byte what the TPC agent gives the kernel.
 
-The agent keeps each path's SRH in a fixed 168-byte field (tpc-srh-map layout, docs of
-:mod:`tpcstudy.export`) and hands it to ``setsockopt(IPPROTO_IPV6, IPV6_RTHDR, ...)``. The
+The agent keeps each path's SRH in a fixed 168-byte field (docs/srh-map.md,
+:mod:`tpcstudy.export.layout`) and hands it to ``setsockopt(IPPROTO_IPV6, IPV6_RTHDR, ...)``. The
 kernel (``seg6_validate_srh``) accepts only the header's exact length, ``(hdrlen + 1) * 8``
 bytes, so a socket gets the field's first ``(hdrlen + 1) * 8`` bytes.
 
@@ -19,8 +19,8 @@ import struct
 from typing import Iterable, List, Sequence, Union
 
 from .. import AddressPlan
-from .. import export as _export
-from .errors import UsageError
+from ..errors import UsageError
+from ..export.layout import MAX_PATHS, SLOT_SIZE, SLOTS_OFFSET, SRH_SIZE
 
 __all__ = ["IPV6_RTHDR", "srh_bytes", "srh_segments", "slot_srh", "set_srh", "srh_length"]
 
@@ -72,11 +72,11 @@ def slot_srh(value: bytes, slot: int) -> bytes:
     This is what the agent passes to ``setsockopt``: the slot's 168-byte field cut to
     ``(hdrlen + 1) * 8`` bytes.
     """
-    if not 0 <= slot < _export.MAX_PATHS:
-        raise UsageError(f"slot {slot} outside 0..{_export.MAX_PATHS - 1}")
-    off = _export.SLOTS_OFFSET + _export.SLOT_SIZE * slot + 24
-    field = bytes(value[off:off + _export.SRH_SIZE])
-    if len(field) != _export.SRH_SIZE:
+    if not 0 <= slot < MAX_PATHS:
+        raise UsageError(f"slot {slot} outside 0..{MAX_PATHS - 1}")
+    off = SLOTS_OFFSET + SLOT_SIZE * slot + 24
+    field = bytes(value[off:off + SRH_SIZE])
+    if len(field) != SRH_SIZE:
         raise UsageError(f"value of {len(value)} bytes has no slot {slot}")
     hdrlen = field[1]
     return field[:(hdrlen + 1) * 8]

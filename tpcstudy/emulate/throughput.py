@@ -22,18 +22,22 @@ LP's capacity the connections' data frames fill (what is left: ACKs, which the L
 count, on links the data of reverse pairs also needs, and TCP sharing each bottleneck per
 connection where the LP gives it to the paths that maximise the total). ``cpu_busy`` is the
 machine's CPU use over the window: near 1.0 the forwarding, not the network, limited it.
+``starved_connections`` got no byte through in the window (many connections on one small
+queue: some sit in RTO backoff; TCP's unfairness, not an error), ``failed_connections`` could
+not connect or send (an error).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from .. import MaxFlowResult, Topology, max_flow
-from .errors import UsageError
+from ..errors import UsageError
 from .lifecycle import Emulation
 from .placement import Placement, place_connections
 from .spec import PACKET_BYTES
@@ -52,6 +56,7 @@ COLUMNS = [
     "max_segments", "lp_value", "measured", "ratio", "ceiling", "data_share", "lp_gain",
     "measured_gain",
     "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
+    "starved_connections",
     "retransmits", "cpu_busy", "routers", "links", "status", "error",
 ]
 KEY = ["scenario", "heavy", "seed", "model"]
@@ -146,8 +151,6 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
             f"{len(placement.connections)} connections on {row['paths']} paths; "
             f"running {settings.warmup:g} + {settings.seconds:g} s")
         if mi and settings.pause > 0:
-            import time
-
             time.sleep(settings.pause)  # let the previous model's queues drain
         tr = run_flows(emu, _flows(emu, placement), warmup=settings.warmup,
                        seconds=settings.seconds)
@@ -156,19 +159,19 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
         total = sum(f.window_bytes for f in got)
         ceiling = (sum(f.window_bytes * f.tcp_info.get("snd_mss", 0) / PACKET_BYTES for f in got)
                    / total) if total else math.nan
-        failed = [f for f in tr.flows.values() if f.error or f.window_bytes == 0]
+        failed = [f for f in tr.flows.values() if f.error]
+        starved = [f for f in tr.flows.values() if not f.error and f.window_bytes == 0]
         row.update(measured=round(measured, 6),
                    ratio=round(measured / lp_units, 6) if lp_units > 0 else math.nan,
                    ceiling=round(ceiling, 6), seconds=round(tr.seconds, 4),
                    data_share=round(measured / lp_units / ceiling, 6)
                    if lp_units > 0 and ceiling > 0 else math.nan,
-                   failed_connections=len(failed),
+                   failed_connections=len(failed), starved_connections=len(starved),
                    retransmits=sum(int(f.tcp_info.get("total_retrans", 0))
                                    for f in tr.flows.values()),
-                   cpu_busy=round(tr.cpu_busy, 4), status="ok", error="")
-        if failed:
-            first = next((f.error for f in failed if f.error), "no byte in the window")
-            row["error"] = f"{len(failed)} connections delivered nothing ({first})"
+                   cpu_busy=round(tr.cpu_busy, 4), status="ok" if not failed else "failed",
+                   error=f"{len(failed)} connections failed ({failed[0].error})" if failed
+                   else "")
         log(f"{base.get('scenario')}: {model}: measured {measured:.3f} units = "
             f"{row['ratio']:.3f} of the LP (payload ceiling {ceiling:.3f}), CPU busy "
             f"{tr.cpu_busy:.0%}")

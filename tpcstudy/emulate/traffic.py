@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .errors import EmulationError
+from ..errors import EmulationError
 from .lifecycle import Emulation
 
 __all__ = ["Flow", "FlowResult", "TrafficResult", "run_flows", "PORT"]
@@ -71,7 +71,8 @@ class TrafficResult:
         return self.window[1] - self.window[0]
 
     def goodput_bps(self, ids: Optional[Sequence[int]] = None) -> float:
-        sel = self.flows.values() if ids is None else (self.flows[i] for i in ids if i in self.flows)
+        sel = (self.flows.values() if ids is None
+               else [self.flows[i] for i in ids if i in self.flows])
         return 8.0 * sum(f.window_bytes for f in sel) / self.seconds if self.seconds > 0 else 0.0
 
 
@@ -156,7 +157,8 @@ def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: 
             p.stdin.flush()
             p.stdin.close()
         schedule = sorted([(t0 + off, name, fn) for off, name, fn in actions]
-                          + [(times["start"], "_cpu_start", None), (times["end"], "_cpu_end", None)],
+                          + [(times["start"], "_cpu_start", None),
+                             (times["end"], "_cpu_end", None)],
                           key=lambda x: x[0])
         done: Dict[str, float] = {}
         cpu: Dict[str, Tuple[int, int]] = {}

@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence, Set, Tuple
 
 from .. import AddressPlan, Topology, read_plan
-from .. import export as _export
+from ..errors import EmulationError, UsageError
+from ..export import KEY_SIZE, VARIANTS, decode_value
+from ..export.bpf import records_of_batch, records_of_binary
 from ..paths import dag_arcs
 from . import netns as _ns
-from .errors import EmulationError, UsageError
 from .lifecycle import Emulation
 from .spec import host_address
 from .srh import IPV6_RTHDR, slot_srh, srh_bytes, srh_segments
@@ -73,41 +74,8 @@ class TablePath:
 
 # --------------------------------------------------------------------------- reading
 def _batch_records(path: Path) -> Tuple[Set[str], List[Tuple[bytes, bytes]]]:
-    pins: Set[str] = set()
-    out: List[Tuple[bytes, bytes]] = []
-    for lineno, raw in enumerate(path.read_text().splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        tok = line.split()
-        if tok[0] == "bpftool":
-            tok = tok[1:]
-        try:
-            if tok[:3] != ["map", "update", "pinned"] or tok[4:6] != ["key", "hex"]:
-                raise ValueError
-            vi = tok.index("value")
-            if tok[vi + 1] != "hex":
-                raise ValueError
-            out.append((bytes(int(x, 16) for x in tok[6:vi]),
-                        bytes(int(x, 16) for x in tok[vi + 2:])))
-            pins.add(tok[3])
-        except (ValueError, IndexError):
-            raise UsageError(f"{path}:{lineno}: not a 'map update pinned PATH key hex .. value "
-                             f"hex ..' line") from None
-    return pins, out
-
-
-def _binary_records(path: Path) -> List[Tuple[bytes, bytes]]:
-    data = path.read_bytes()
-    head = _export.BIN_HEADER
-    if len(data) < head.size or data[:8] != _export.BIN_MAGIC:
-        raise UsageError(f"{path}: not a tpcstudy binary path file")
-    _, _, _, size, count, _, _ = head.unpack_from(data, 0)
-    rec = _export.KEY_SIZE + size
-    if len(data) != head.size + count * rec:
-        raise UsageError(f"{path}: {len(data)} bytes do not hold {count} records of {rec}")
-    return [(data[o:o + _export.KEY_SIZE], data[o + _export.KEY_SIZE:o + rec])
-            for o in range(head.size, len(data), rec)]
+    head, recs = records_of_batch(path.read_text(encoding="utf-8"), str(path))
+    return set(head["map"].split(", ")), recs
 
 
 def _bpf_dirs(table: Path) -> List[Path]:
@@ -147,18 +115,18 @@ def read_table(table: Path, topo: Topology) -> Tuple[AddressPlan, List[TablePath
         variant = index["variant"]
         for src, info in index["sources"].items():
             _, recs = _batch_records(d / info["batch"])
-            for key, value in recs:
-                dec = _export.decode_value(value, variant)
+            for mkey, value in recs:
+                dec = decode_value(value, variant)
                 for prob in dec.problems:
-                    problems.append(f"{d.name}/{info['batch']}: key {key.hex()}: {prob}")
+                    problems.append(f"{d.name}/{info['batch']}: key {mkey.hex()}: {prob}")
                 prefix = next((str(n) for nets in plan.prefixes.values() for n in nets
-                               if n.network_address.packed[:8] == key), None)
+                               if n.network_address.packed[:8] == mkey), None)
                 if prefix is None:
-                    problems.append(f"{d.name}/{info['batch']}: key {key.hex()} matches no prefix "
-                                    f"of the plan")
+                    problems.append(f"{d.name}/{info['batch']}: key {mkey.hex()} matches no "
+                                    f"prefix of the plan")
                     continue
                 from_bpf[(src, prefix)] = [slot_srh(value, p.slot) for p in dec.paths]
-                dest_of.setdefault((src, prefix), plan.router_of_key(key) or "")
+                dest_of.setdefault((src, prefix), plan.router_of_key(mkey) or "")
     if not from_json and not from_bpf:
         raise UsageError(f"{table}: neither paths.json nor a bpf-<variant>/index.json to verify")
     keys = list(dict.fromkeys([*from_json, *from_bpf]))
@@ -316,7 +284,7 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
     dirs = _bpf_dirs(Path(table))
     for d in dirs:
         index = json.loads((d / "index.json").read_text())
-        variant = _export.VARIANTS[index["variant"]]
+        variant = VARIANTS[index["variant"]]
         for src, info in index["sources"].items():
             batch = d / info["batch"]
             row: Dict[str, Any] = {"variant": variant.name, "source": src, "map": variant.map_name,
@@ -334,14 +302,14 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
                                      f"/sys/fs/bpf/")
                 binf = d / info.get("binary", "")
                 if info.get("binary") and binf.is_file():
-                    if dict(_binary_records(binf)) != expected:
+                    if dict(records_of_binary(binf.read_bytes(), str(binf))[1]) != expected:
                         row["error"] = f"{binf.name} differs from {batch.name}"
                 with tempfile.TemporaryDirectory(prefix="tpcstudy-maps-") as tmp:
                     dump = Path(tmp) / "dump.json"
                     script = (
                         "set -e; mount -t bpf bpf /sys/fs/bpf; "
                         f"mkdir -p {os.path.dirname(pin)}; "
-                        f"bpftool map create {pin} type hash key {_export.KEY_SIZE} value "
+                        f"bpftool map create {pin} type hash key {KEY_SIZE} value "
                         f"{variant.value_size} entries {MAP_ENTRIES} name {variant.map_name}; "
                         f"bpftool batch file {batch.resolve()} >/dev/null; "
                         f"bpftool -j map dump pinned {pin} > {dump}")

@@ -13,6 +13,8 @@ numbers drawn come from the studies' own summaries, so a figure and the command 
 - **Figure 7** (:func:`plot_disjoint`): CDFs over topologies of the mean number of link-disjoint
   paths per edge-router pair: (a) max vs greedy, (b) sps by k, (c) greedy / max.
 - :func:`plot_path_table`: what a path table gives the hosts.
+- The emulator (``tpcstudy emulate``): :func:`plot_throughput` (TCP goodput against the LP) and
+  :func:`plot_recovery` (failure recovery times).
 
 Needs matplotlib (``pip install 'tpcstudy[plot]'``).
 """
@@ -24,21 +26,26 @@ from typing import Any, Callable, Dict, Tuple
 from ..study.store import Results
 from .common import save_figure
 from .disjoint import DISJOINT_PANELS, plot_disjoint
+from .emulation import plot_recovery, plot_throughput
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .path_table import plot_path_table
 from .topologies import TOPOLOGY_PANELS, plot_topologies
 
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
+           "plot_throughput", "plot_recovery",
            "plot_results", "save_figure", "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES"]
 
 #: File name of each kind's figure.
-FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint"}
+FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint",
+                "emulate-throughput": "emulation-throughput",
+                "emulate-failover": "emulation-recovery"}
 
 
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
     """(figure name, figure) for any :class:`~tpcstudy.study.store.Results`: Figure 5, 6 or 7
-    by its kind."""
-    draw: Dict[str, Callable[..., Any]] = {"topo": plot_topologies, "maxflow": plot_maxflow,
-                                           "disjoint": plot_disjoint}
+    or an emulation figure, by its kind."""
+    draw: Dict[str, Callable[..., Any]] = {
+        "topo": plot_topologies, "maxflow": plot_maxflow, "disjoint": plot_disjoint,
+        "emulate-throughput": plot_throughput, "emulate-failover": plot_recovery}
     return FIGURE_NAMES[results.kind], draw[results.kind](results, **kw)

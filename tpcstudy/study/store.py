@@ -29,8 +29,9 @@ from .provenance import read_meta
 __all__ = ["ResultStore", "read_results", "Results", "load_results", "cell_number", "KINDS",
            "STATUS", "ERROR", "FAILED"]
 
-#: What a results folder or file can hold: topology statistics or one of the two studies.
-KINDS = ("topo", "maxflow", "disjoint")
+#: What a results folder or file can hold: topology statistics, one of the two studies, or an
+#: emulation run (``tpcstudy emulate``: throughput against the LP, failover).
+KINDS = ("topo", "maxflow", "disjoint", "emulate-throughput", "emulate-failover")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
                    "capacity_rule", "weight_rule"}
 

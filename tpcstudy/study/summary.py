@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import disjoint, maxflow, stats
+from . import disjoint, emulation, maxflow, stats
 from .store import Results
 
 __all__ = ["summary_line"]
@@ -18,4 +18,6 @@ def summary_line(results: Results, *, k: Optional[int] = None) -> str:
         return maxflow.summary_line(results, k=k)
     if results.kind == "disjoint":
         return disjoint.summary_line(results)
+    if results.kind in (emulation.THROUGHPUT, emulation.FAILOVER):
+        return emulation.summary_line(results)
     return stats.summary_line(results)

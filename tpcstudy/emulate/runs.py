@@ -11,21 +11,25 @@ gets, the link rates rule and the tools' versions (beside the commit and package
 from __future__ import annotations
 
 import dataclasses
+import os
 import platform
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .. import Topology, heavy_pairs, prune, read_topologies
-from ..runner import ResultStore, Task, read_results, run_tasks, write_meta
+from .. import Topology, heavy_pairs, prune, read_plan, read_topologies
+from ..errors import UsageError
+from ..study import ResultStore, Task, read_results, run_tasks, write_meta
+from ..study.emulation import FAILOVER, THROUGHPUT
+from . import failover as F
 from .checks import tool_versions
-from .errors import UsageError
 from .lifecycle import Emulation, new_prefix
 from .scenarios import Scenario, scenario
 from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls, network_spec
 from .throughput import COLUMNS, KEY, ThroughputSettings, measure_models
 
-__all__ = ["Network", "networks", "system_info", "run_throughput", "PAIRS_RULE"]
+__all__ = ["Network", "networks", "system_info", "run_throughput", "run_failover",
+           "read_plan_file", "PAIRS_RULE", "DEFAULT_CONNECTIONS"]
 
 #: Connections per pair on a topology (a scenario brings its own).
 DEFAULT_CONNECTIONS = 8
@@ -64,7 +68,7 @@ def networks(*, topo: Optional[str] = None, scenario_name: Optional[str] = None,
 def system_info() -> Dict[str, Any]:
     """Kernel, tools and the per-namespace sysctls: what a reader needs to redo a run."""
     uname = platform.uname()
-    host = {}
+    host: Dict[str, Optional[List[str]]] = {}
     for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
                 "net.ipv4.tcp_mem"):
         try:
@@ -73,11 +77,11 @@ def system_info() -> Dict[str, Any]:
             host[key] = None
     return {
         "kernel": uname.release, "kernel_version": uname.version, "machine": uname.machine,
-        "cpus": len(__import__("os").sched_getaffinity(0)),
+        "cpus": len(os.sched_getaffinity(0)),
         "tools": tool_versions(),
         "namespace_sysctls": {k: ("per namespace: crc32(seed NUL router name)"
                                   if k.endswith("hash_seed") else v)
-                              for k, v in dict(namespace_sysctls(_DummyRouter())).items()},
+                              for k, v in dict(namespace_sysctls(0)).items()},
         "interface_sysctls": {"net.ipv6.conf.<veth>.seg6_enabled": "1"},
         "host_sysctls": host,
         "ecmp": f"fib_multipath_hash_policy {HASH_POLICY}, fields {hex(HASH_FIELDS)} (addresses, "
@@ -88,15 +92,9 @@ def system_info() -> Dict[str, Any]:
     }
 
 
-class _DummyRouter:
-    hash_seed = 0
-
-
-def _read_plan(plan: Optional[str]) -> Any:
+def read_plan_file(plan: Optional[str]) -> Any:
     if not plan:
         return None
-    from .. import read_plan
-
     return read_plan(plan)
 
 
@@ -104,18 +102,19 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
                    scenario_name: Optional[str] = None, capacity: str = "uniform",
                    weight: str = "hop", plan: Optional[str] = None,
                    heavy: Sequence[float] = (20.0,), seeds: Sequence[int] = (0,),
-                   settings: ThroughputSettings = ThroughputSettings(),
+                   settings: Optional[ThroughputSettings] = None,
                    link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,
                    log: Callable[[str], None] = print,
                    progress: bool = False) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
     """Measure throughput against the LP; returns the rows (of this folder, when ``out``)."""
+    settings = settings or ThroughputSettings()
     settings.check()
     for h in heavy:
         if not 0 < h <= 100:
             raise UsageError(f"--heavy {h:g}: percentages in (0, 100]")
-    the_plan = _read_plan(plan)
+    the_plan = read_plan_file(plan)
     config = {
-        "kind": "emulate-throughput", "topo": topo, "scenario": scenario_name,
+        "topo": topo, "scenario": scenario_name,
         "capacity": capacity, "weight": weight, "plan": plan,
         "heavy": [float(h) for h in heavy] if not scenario_name else None,
         "models": list(settings.models), "k": settings.k,
@@ -135,7 +134,7 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
         if overwrite:
             shutil.rmtree(outp / "parts", ignore_errors=True)
             (outp / "results.csv").unlink(missing_ok=True)
-        write_meta(outp, config, seeds=list(seeds) if not scenario_name else None,
+        write_meta(outp, config, kind=THROUGHPUT, seeds=list(seeds) if not scenario_name else None,
                    solver=settings.solver, overwrite=overwrite)
         store = ResultStore(outp, COLUMNS, KEY)
     all_rows: List[Dict[str, Any]] = []
@@ -164,9 +163,9 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
         spec = network_spec(net.topology, net.plan, prefix=new_prefix(), link_mbps=link_mbps,
                             queue_ms=queue_ms, seed=int(seeds[0]) if seeds else 0)
         with Emulation(spec, log=log) as emu:
-            def measure(task: Task) -> List[Dict[str, Any]]:
-                base = dict(task.key)
-                return measure_models(emu, task.args, the_settings, base=base, log=log)
+            def measure(task: Task, emu: Emulation = emu,
+                        st: ThroughputSettings = the_settings) -> List[Dict[str, Any]]:
+                return measure_models(emu, task.args, st, base=dict(task.key), log=log)
 
             if store is not None:
                 summary = run_tasks(tasks, measure, store, jobs=1, desc=net.name,
@@ -187,11 +186,9 @@ def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", we
                  link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,
                  log: Callable[[str], None] = print) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
     """Failure recovery runs (:mod:`~tpcstudy.emulate.failover`), one task per run."""
-    from . import failover as F
-
     st = settings or F.FailoverSettings()
     st.check()
-    the_plan = _read_plan(plan)
+    the_plan = read_plan_file(plan)
     nets = list(networks(topo=topo, capacity=capacity, weight=weight, plan=the_plan))
     if len(nets) != 1:
         raise UsageError(f"failover runs on one topology; --topo names {len(nets)}")
@@ -199,7 +196,7 @@ def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", we
     cases, eligible = F.failover_cases(net.topology, st, seed=seed, plan=the_plan)
     log(f"{net.name}: {eligible} entries have a backup avoiding a link their default path "
         f"always crosses; {len(cases)} runs")
-    config = {"kind": "emulate-failover", "topo": topo, "capacity": capacity, "weight": weight,
+    config = {"topo": topo, "capacity": capacity, "weight": weight,
               "plan": plan, "failover": dataclasses.asdict(st),
               "rates": {"link_mbps": link_mbps, "queue_ms": queue_ms,
                         "rule": "each direction: capacity / smallest capacity * link_mbps"},
@@ -213,7 +210,7 @@ def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", we
         if overwrite:
             shutil.rmtree(outp / "parts", ignore_errors=True)
             (outp / "results.csv").unlink(missing_ok=True)
-        write_meta(outp, config, seeds=[seed], overwrite=overwrite)
+        write_meta(outp, config, kind=FAILOVER, seeds=[seed], overwrite=overwrite)
         store = ResultStore(outp, F.COLUMNS, F.KEY)
         if all(store.done(t.id) and not store.failed(t.id) for t in tasks):
             log(f"{net.name}: all {len(tasks)} runs already in {out}")

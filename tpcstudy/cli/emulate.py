@@ -1,4 +1,5 @@
-"""``tpcstudy emulate``: argument parsing and printing only; the work is in the library."""
+"""``tpcstudy emulate``: the study's paths on a real Linux SRv6 network
+(:mod:`tpcstudy.emulate`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,20 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Tuple
+
+from .. import prune, read_topology
+from ..emulate import checks
+from ..emulate.failover import FailoverSettings
+from ..emulate.lifecycle import Emulation, clean, new_prefix, run_dir
+from ..emulate.runs import networks, read_plan_file, run_failover, run_throughput
+from ..emulate.spec import build_steps, network_spec, render_shell, teardown_steps
+from ..emulate.throughput import ThroughputSettings, format_rows
+from ..emulate.verify import check_maps, probe_table, read_table
+from ..errors import UsageError
+from ..io import atomic_write_text, json_text
+from ..study.emulation import format_recovery, recovery_summary
+from .options import add_topology_options, apply_mirror, parse_list
 
 ACTIONS = ("throughput", "verify", "failover", "clean", "check")
 
@@ -29,42 +43,26 @@ Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN), iproute2, and for verify bpftool.
 """
 
 
-def _floats(text: str, what: str) -> List[float]:
-    from .errors import UsageError
-
-    out = []
-    for part in str(text).split(","):
-        if part.strip():
-            try:
-                out.append(float(part))
-            except ValueError:
-                raise UsageError(f"{what}: {part!r} is not a number") from None
-    if not out:
-        raise UsageError(f"{what}: empty list")
-    return out
-
-
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _plot(kind: str, rows: List[Any], out: Optional[Path]) -> None:
-    if out is None:
-        return
-    from ..plots import save_figure
-    from .figures import plot_recovery, plot_throughput
-
-    fig = plot_throughput(rows) if kind == "throughput" else plot_recovery(rows)
-    for p in save_figure(fig, out / ("emulation-throughput" if kind == "throughput"
-                                     else "emulation-recovery")):
+def _plot(kind: str, rows: List[Any], out: Path) -> None:
+    try:  # matplotlib is an optional dependency
+        from .. import plotting
+    except ImportError as exc:
+        raise UsageError(f"--plot needs matplotlib: pip install 'tpcstudy[plot]' ({exc})") \
+            from None
+    if kind == "throughput":
+        fig, name = plotting.plot_throughput(rows), "emulation-throughput"
+    else:
+        fig, name = plotting.plot_recovery(rows), "emulation-recovery"
+    for p in plotting.save_figure(fig, out / name):
         print(f"wrote {p}")
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
-    from ..cli import _apply_mirror
-    from .errors import UsageError
-
-    _apply_mirror(args)
+    apply_mirror(args)
     action = args.action
     if action == "clean":
         return _clean()
@@ -74,19 +72,13 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         return _verify(args)
     if args.dry_run:
         return _dry_run(args)
-    from . import checks
-
     checks.require()
     if action == "failover":
         return _failover(args)
-    if action != "throughput":  # pragma: no cover (argparse restricts the choices)
-        raise UsageError(f"unknown action {action!r}")
     return _throughput(args)
 
 
-def _settings(args: argparse.Namespace) -> Any:
-    from .throughput import ThroughputSettings
-
+def _settings(args: argparse.Namespace) -> ThroughputSettings:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     return ThroughputSettings(models=tuple(dict.fromkeys(models)), k=args.k,
                               per_pair=args.connections or 0, warmup=args.warmup,
@@ -94,12 +86,9 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _throughput(args: argparse.Namespace) -> int:
-    from .study import run_throughput
-    from .throughput import format_rows
-
     rows, out = run_throughput(
         out=args.out, topo=args.topo, scenario_name=args.scenario, capacity=args.capacity,
-        weight=args.weight, plan=args.plan, heavy=_floats(args.heavy, "--heavy"),
+        weight=args.weight, plan=args.plan, heavy=parse_list(args.heavy, float, "--heavy"),
         seeds=list(range(args.seed, args.seed + args.seeds)), settings=_settings(args),
         link_mbps=args.link_mbps, queue_ms=args.queue_ms, overwrite=args.overwrite, log=_log)
     print(format_rows(rows))
@@ -111,10 +100,6 @@ def _throughput(args: argparse.Namespace) -> int:
 
 
 def _failover(args: argparse.Namespace) -> int:
-    from .errors import UsageError
-    from .failover import FailoverSettings, format_summary, summarize
-    from .study import run_failover
-
     if not args.topo:
         raise UsageError("failover needs --topo (a topology whose path table has backups)")
     st = FailoverSettings(runs=args.runs, n=args.rto_count, t_ms=args.timeout_ms,
@@ -124,7 +109,7 @@ def _failover(args: argparse.Namespace) -> int:
                              weight=args.weight, plan=args.plan, settings=st, seed=args.seed,
                              link_mbps=args.link_mbps, queue_ms=args.queue_ms,
                              overwrite=args.overwrite, log=_log)
-    print(format_summary(summarize(rows)))
+    print(format_recovery(recovery_summary(rows)))
     if out is not None:
         print(f"results in {out / 'results.csv'}")
     if args.plot:
@@ -133,13 +118,6 @@ def _failover(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .. import prune, read_topology
-    from . import checks
-    from .errors import UsageError
-    from .lifecycle import Emulation, new_prefix
-    from .spec import build_steps, network_spec, render_shell, teardown_steps
-    from .verify import check_maps, probe_table, read_table
-
     if not args.topo or not args.table:
         raise UsageError("verify needs --topo T and --table DIR (a folder of 'tpcstudy export')")
     topo = prune(read_topology(args.topo, capacity=args.capacity, weight=args.weight))
@@ -156,7 +134,7 @@ def _verify(args: argparse.Namespace) -> int:
     with Emulation(spec, log=_log) as emu:
         res = probe_table(emu, paths, probes=args.probes, log=_log)
     maps = check_maps(Path(args.table), log=_log)
-    entries = {}
+    entries: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
     for r in res:
         entries.setdefault((r["source"], r["prefix"]), []).append(r)
     good = [k for k, rs in entries.items() if all(r["status"] == "ok" for r in rs)]
@@ -172,8 +150,6 @@ def _verify(args: argparse.Namespace) -> int:
           f"loaded {loaded}/{len(maps)}, byte-identical {same}/{len(maps)}; "
           f"{time.perf_counter() - t0:.1f} s")
     if args.out:
-        from ..io import atomic_write_text, json_text
-
         outp = Path(args.out)
         atomic_write_text(outp / "verify.json", json_text(
             {"topology": topo.name, "table": str(args.table), "paths": res, "maps": maps,
@@ -184,12 +160,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dry_run(args: argparse.Namespace) -> int:
-    from .lifecycle import new_prefix
-    from .spec import build_steps, network_spec, render_shell, teardown_steps
-    from .study import networks, _read_plan
-
     for net in networks(topo=args.topo, scenario_name=args.scenario, capacity=args.capacity,
-                        weight=args.weight, plan=_read_plan(args.plan)):
+                        weight=args.weight, plan=read_plan_file(args.plan)):
         spec = network_spec(net.topology, net.plan, prefix=args.prefix or new_prefix(),
                             link_mbps=args.link_mbps, queue_ms=args.queue_ms, seed=args.seed)
         header = [f"tpcstudy emulate --dry-run: {net.name}, {len(spec.routers)} namespaces, "
@@ -202,8 +174,6 @@ def _dry_run(args: argparse.Namespace) -> int:
 
 
 def _clean() -> int:
-    from .lifecycle import clean, run_dir
-
     reports = clean()
     if not reports:
         print(f"nothing to clean (no run record in {run_dir()})")
@@ -218,23 +188,22 @@ def _clean() -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .checks import OK, check_system, tool_versions
-
-    res = check_system(bpftool=True)
+    res = checks.check_system(bpftool=True)
     width = max(len(k) for k in res)
     for k, v in res.items():
         print(f"{k:>{width}}: {v}")
-    for k, v in tool_versions().items():
-        print(f"{k:>{width}}: {v or 'not installed'}")
-    need = [k for k, v in res.items() if v != OK and "not required" not in k]
+    for k, version in checks.tool_versions().items():
+        print(f"{k:>{width}}: {version or 'not installed'}")
+    need = [k for k, v in res.items() if v != checks.OK and "not required" not in k]
     return 1 if need else 0
 
 
-def register_cli(sub: Any, add_topology_options: Any) -> None:
+def register(sub: Any) -> None:
     """Add ``tpcstudy emulate``."""
     p = sub.add_parser("emulate", help="the study's paths on a real Linux SRv6 network "
                                        "(throughput vs the LP, table verification, failover)",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", nargs="?", choices=ACTIONS, default="throughput",
                    help="what to do (default: throughput)")
     add_topology_options(p, topo_required=False)

@@ -1,0 +1,113 @@
+"""The emulator's figures (``tpcstudy emulate``): real TCP against the LP, and failure recovery.
+
+- :func:`plot_throughput`: per measured draw, the LP value (outlined bar) and the measured goodput
+  (filled bar) of each model in link units, measured / LP above each; beside it the sr gain over
+  ecmp, measured against the LP's (the diagonal: TCP gets all of the LP's gain).
+- :func:`plot_recovery`: the CDF over runs of the recovery time of each failover strategy
+  (NRTOChanger, TimeoutChanger, plain TCP), the median in the legend; runs that did not recover
+  sit at the right edge.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..study.emulation import recovery_summary
+from .common import COLORS, axes_for, cdf
+
+__all__ = ["plot_throughput", "plot_recovery", "STRATEGY_COLORS"]
+
+STRATEGY_COLORS = {"plain": "#7f7f7f", "nrto": "#d62728", "timeout": "#1f77b4"}
+
+
+def _num(x: Any) -> Optional[float]:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _label(r: Mapping[str, Any]) -> str:
+    h, s = _num(r.get("heavy")), r.get("seed")
+    name = str(r.get("scenario"))
+    return name if h is None else f"{name}\n{h:g} % s{s}"
+
+
+def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
+                    title: Optional[str] = None) -> Any:
+    """Measured goodput against the LP, per draw and model (module docstring). ``ax``: one Axes,
+    or two when the rows have both ecmp and sr (the gain panel)."""
+    ok = [r for r in rows if r.get("status") == "ok" and _num(r.get("lp_value")) is not None]
+    groups: Dict[Tuple[str, str, str], Dict[str, Mapping[str, Any]]] = {}
+    for r in ok:
+        key = (str(r.get("scenario")), str(r.get("heavy")), str(r.get("seed")))
+        groups.setdefault(key, {})[str(r["model"])] = r
+    models = [m for m in ("ecmp", "multipath", "sr") if any(m in g for g in groups.values())]
+    gains = [(float(g["sr"]["lp_gain"]), float(g["sr"]["measured_gain"]))
+             for g in groups.values() if "sr" in g and _num(g["sr"].get("measured_gain"))
+             and _num(g["sr"].get("lp_gain"))]
+    fig, axes = axes_for(ax, 2 if gains else 1, width=max(4.0, 1.0 + 1.2 * len(groups)),
+                         height=4.2)
+    a = axes[0]
+    width = 0.8 / max(1, len(models))
+    keys = list(groups)
+    for mi, m in enumerate(models):
+        xs, lp, meas = [], [], []
+        for gi, k in enumerate(keys):
+            row = groups[k].get(m)
+            if row is not None:
+                xs.append(gi - 0.4 + width * (mi + 0.5))
+                lp.append(float(row["lp_value"]))
+                meas.append(float(row["measured"]))
+        c = COLORS.get(m, "#333333")
+        a.bar(xs, lp, width * 0.95, fill=False, edgecolor=c, linewidth=1.5)
+        a.bar(xs, meas, width * 0.6, color=c, label=m)
+        for x, lv, v in zip(xs, lp, meas):
+            if lv > 0:
+                a.text(x, max(lv, v), f"{v / lv:.2f}", ha="center", va="bottom", fontsize=7)
+    a.set_xticks(range(len(keys)))
+    a.set_xticklabels([_label(next(iter(groups[k].values()))) for k in keys], fontsize=8)
+    a.set_ylabel("throughput (link units)")
+    a.set_ylim(0, max([float(r["lp_value"]) for r in ok] + [1.0]) * 1.15)
+    a.set_title(title or "TCP goodput (filled) vs the LP (outline)", fontsize=10)
+    a.legend(fontsize=8, loc="upper left")
+    if gains:
+        g = axes[1]
+        hi = max(max(p) for p in gains) * 1.1
+        g.plot([0.9, hi], [0.9, hi], color="#bbbbbb", linewidth=1)
+        g.scatter([p[0] for p in gains], [p[1] for p in gains], color=COLORS["sr"], s=18)
+        g.set_xlim(0.9, hi)
+        g.set_ylim(0.9, hi)
+        g.set_xlabel("LP gain, sr / ecmp")
+        g.set_ylabel("measured gain, sr / ecmp")
+        g.set_title("gain of SR", fontsize=10)
+    return fig
+
+
+def plot_recovery(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
+                  title: Optional[str] = None) -> Any:
+    """CDF of the recovery times per failover strategy (module docstring)."""
+    fig, (a,) = axes_for(ax, 1, width=6.0, height=4.0)
+    by: Dict[str, List[float]] = {}
+    for r in rows:
+        v = _num(r.get("recovery_s"))
+        if r.get("status") in ("ok", "not recovered") and v is not None and not math.isnan(v):
+            by.setdefault(str(r["strategy"]), []).append(v)
+    finite = [v for vs in by.values() for v in vs if math.isfinite(v)]
+    right = max(finite) * 1.5 if finite else 10.0
+    for s in recovery_summary(rows):
+        name = s["strategy"]
+        if name not in by:
+            continue
+        lab = (f"{name}{' ' + s['param'] if s['param'] else ''}: median {s['median']:.2f} s "
+               f"({s['hit']} runs)")
+        cdf(a, [min(v, right) for v in by[name]], label=lab,
+            color=STRATEGY_COLORS.get(name, "#333333"))
+    a.set_xscale("log")
+    a.set_xlabel("recovery time (s)")
+    a.set_ylabel("share of runs")
+    a.set_ylim(0, 1.02)
+    a.set_title(title or "a link of the connection's path fails", fontsize=10)
+    a.legend(fontsize=8, loc="lower right")
+    return fig
