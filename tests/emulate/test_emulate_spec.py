@@ -39,7 +39,7 @@ def test_diamond_next_hops():
 
 
 def test_weights_decide_and_real_ties_count_as_equal():
-    # s-a-t costs 1.1 + 2.2, s-b-t costs 3.3: equal within 1e-9 relative (study-method.md §3)
+    # s-a-t costs 1.1 + 2.2, s-b-t costs 3.3: equal within 1e-9 relative (docs/method.md §3)
     t = _topo([("s", "a", 1.1), ("a", "t", 2.2), ("s", "b", 3.3), ("b", "t", 1e-12)],
               weighted=True)
     assert sorted(_hops(t, "s", "t")) == ["a", "b"]
