@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+
 from ..study.emulation import recovery_summary
 from .common import COLORS, axes_for, cdf
 
@@ -105,6 +107,12 @@ def plot_recovery(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         cdf(a, [min(v, right) for v in by[name]], label=lab,
             color=STRATEGY_COLORS.get(name, "#333333"))
     a.set_xscale("log")
+    lo = min(finite) / 1.5 if finite else 0.1
+    ticks = [t for t in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100) if lo <= t <= right]
+    a.xaxis.set_major_locator(FixedLocator(ticks))
+    a.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    a.xaxis.set_minor_formatter(NullFormatter())
+    a.set_xlim(lo, right)
     a.set_xlabel("recovery time (s)")
     a.set_ylabel("share of runs")
     a.set_ylim(0, 1.02)
