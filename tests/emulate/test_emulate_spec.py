@@ -16,11 +16,7 @@ from tpcstudy.emulate import spec as S
 
 def _topo(edges, *, weighted: bool = False):
     g = nx.Graph()
-    for e in edges:
-        if weighted:
-            g.add_edge(e[0], e[1], weight=e[2])
-        else:
-            g.add_edge(e[0], e[1])
+    (g.add_weighted_edges_from if weighted else g.add_edges_from)(edges)
     return read_topology(g, weight="file" if weighted else "hop")
 
 

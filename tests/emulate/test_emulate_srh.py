@@ -9,6 +9,7 @@ import struct
 import networkx as nx
 import numpy as np
 import pytest
+from helpers import path_record
 
 from tpcstudy import UsageError, max_flow, read_topology
 from tpcstudy.emulate import placement as PL
@@ -16,13 +17,6 @@ from tpcstudy.emulate import srh as SR
 from tpcstudy.emulate.scenarios import six_paths
 from tpcstudy.emulate.throughput import lp_solution
 from tpcstudy.export import encode_value
-
-
-class _P:
-    def __init__(self, segments):
-        self.segments = [ipaddress.IPv6Address(a) for a in segments]
-        self.bw_mbps = 10
-        self.delay_ms = 1
 
 
 ADDRS = [f"fc00::{i:x}" for i in range(1, 10)]
@@ -34,7 +28,7 @@ def test_srh_bytes_equal_the_exported_slot_cut_to_its_length(n):
     want = SR.srh_bytes(segs)
     assert len(want) == SR.srh_length(n) == (want[1] + 1) * 8 == 8 + 16 * (n + 1)
     for variant in ("n_rto", "exp3_lowest_completion", "exp3_lowest_delay"):
-        value = encode_value("fd00::/64", [_P(ADDRS[:1]), _P(segs)], variant)
+        value = encode_value("fd00::/64", [path_record(ADDRS[:1]), path_record(segs)], variant)
         assert SR.slot_srh(value, 1) == want
         assert SR.slot_srh(value, 0) == SR.srh_bytes(ADDRS[:1])
     assert SR.srh_segments(want) == [ipaddress.IPv6Address(a) for a in segs]

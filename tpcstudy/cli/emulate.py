@@ -61,6 +61,15 @@ def _plot(kind: str, rows: List[Any], out: Path) -> None:
         print(f"wrote {p}")
 
 
+def _finish(kind: str, rows: List[Any], out: Optional[Path], plot: bool) -> int:
+    """Say where the results are, draw them if asked; exit 1 when a row failed."""
+    if out is not None:
+        print(f"results in {out / 'results.csv'}")
+    if plot:
+        _plot(kind, rows, out or Path("."))
+    return 1 if any(r.get("status") == "failed" for r in rows) else 0
+
+
 def cmd_emulate(args: argparse.Namespace) -> int:
     apply_mirror(args)
     action = args.action
@@ -92,11 +101,7 @@ def _throughput(args: argparse.Namespace) -> int:
         seeds=list(range(args.seed, args.seed + args.seeds)), settings=_settings(args),
         link_mbps=args.link_mbps, queue_ms=args.queue_ms, overwrite=args.overwrite, log=_log)
     print(format_rows(rows))
-    if out is not None:
-        print(f"results in {out / 'results.csv'}")
-    if args.plot:
-        _plot("throughput", rows, out or Path("."))
-    return 1 if any(r.get("status") == "failed" for r in rows) else 0
+    return _finish("throughput", rows, out, args.plot)
 
 
 def _failover(args: argparse.Namespace) -> int:
@@ -110,11 +115,7 @@ def _failover(args: argparse.Namespace) -> int:
                              link_mbps=args.link_mbps, queue_ms=args.queue_ms,
                              overwrite=args.overwrite, log=_log)
     print(format_recovery(recovery_summary(rows)))
-    if out is not None:
-        print(f"results in {out / 'results.csv'}")
-    if args.plot:
-        _plot("failover", rows, out or Path("."))
-    return 1 if any(r.get("status") == "failed" for r in rows) else 0
+    return _finish("failover", rows, out, args.plot)
 
 
 def _verify(args: argparse.Namespace) -> int:
