@@ -10,8 +10,7 @@ from tpcstudy.cli import main
 from tpcstudy.emulate import failover as F
 from tpcstudy.emulate import throughput as T
 from tpcstudy.study import ResultStore, load_results, write_meta
-from tpcstudy.study.emulation import (FAILOVER, THROUGHPUT, recovery_summary, summary_line,
-                                      throughput_summary)
+from tpcstudy.study.emulation import FAILOVER, THROUGHPUT, recovery_summary, summary_line, throughput_summary
 
 pytest.importorskip("matplotlib")
 

@@ -60,6 +60,20 @@ def test_next_hops_match_networkx_on_zoo(name, zoo_installed):
         assert [t.names[x] for x in hops[(u, v)]] == want, (t.names[u], t.names[v])
 
 
+@pytest.mark.parametrize("name", ["Abilene", "Geant2012", "Cogentco"])
+def test_next_hops_agree_with_the_subflow_model(name, zoo_installed):
+    # the MPTCP subflow model computes the same next hops its own way (numpy over the distance
+    # matrix); the emulated routes and that model must hash over the same DAGs
+    from tpcstudy.subflows import next_hops
+
+    t = prune(read_topology(f"zoo/{name}", weight="distance"))
+    nh = next_hops(t)
+    ours = S.igp_next_hops(t)
+    for (u, v), hops in ours.items():
+        arcs = nh.arcs[nh.offsets[v, u]:nh.offsets[v, u + 1]]
+        assert sorted(int(t.arc_dst[a]) for a in arcs) == list(hops), (t.names[u], t.names[v])
+
+
 # ----------------------------------------------------------------- the spec
 def _spec(t, **kw):
     kw.setdefault("prefix", "tpcabc123-")

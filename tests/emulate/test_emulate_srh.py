@@ -9,7 +9,6 @@ import struct
 import networkx as nx
 import numpy as np
 import pytest
-from helpers import path_record
 
 from tpcstudy import UsageError, max_flow, read_topology
 from tpcstudy.emulate import placement as PL
@@ -18,6 +17,7 @@ from tpcstudy.emulate.scenarios import six_paths
 from tpcstudy.emulate.throughput import lp_solution
 from tpcstudy.export import encode_value
 
+from helpers import path_record
 
 ADDRS = [f"fc00::{i:x}" for i in range(1, 10)]
 
