@@ -1,5 +1,5 @@
 // Link-disjoint paths between two routers: max-flow, greedy Dijkstra and segment-limited (sps).
-// study-method.md §5. Disjointness is on undirected links (arc / 2).
+// docs/method.md §5. Disjointness is on undirected links (arc / 2).
 #include <algorithm>
 #include <atomic>
 #include <cmath>

@@ -25,7 +25,7 @@ struct Graph {
     Graph(int32_t n, std::vector<int32_t> src, std::vector<int32_t> dst, std::vector<double> weight);
 
     int32_t num_arcs() const { return static_cast<int32_t>(src.size()); }
-    // a == b under the equal-cost rule of study-method.md §3.
+    // a == b under the equal-cost rule of docs/method.md §3.
     bool same_cost(double a, double b) const;
     // a < b, strictly, under the same rule.
     bool less_cost(double a, double b) const { return a < b && !same_cost(a, b); }

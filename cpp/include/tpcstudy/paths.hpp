@@ -1,4 +1,4 @@
-// Shortest paths, ECMP splitting and segment-routing paths (study-method.md §3).
+// Shortest paths, ECMP splitting and segment-routing paths (docs/method.md §3).
 //
 // Everything here works on a tpc::Graph. "Shortest" always means by IGP weight with the equal-cost
 // rule of Graph::same_cost. An arc a = (u -> v) is a *next hop* of u towards t when
@@ -124,7 +124,7 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
 
 // ------------------------------------------------------------------ link-disjoint paths
 // Paths are disjoint on undirected links; arcs must come in pairs (2i, 2i + 1 reverse of each
-// other), as the Python Topology numbers them. study-method.md §5.
+// other), as the Python Topology numbers them. docs/method.md §5.
 enum class DisjointMethod : int32_t { max = 0, greedy = 1, sps = 2 };
 
 struct DisjointPaths {
