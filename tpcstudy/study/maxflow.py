@@ -11,6 +11,9 @@ topology (its routers are the ones the file names).
 :func:`summarize` is the one summary of the rows: the command line prints it
 (:func:`format_summary`) and Figure 6 draws its per-topology table
 (:func:`improvement_table`).
+
+It is a little over 500 lines because the study's config, task, summary and its printed form
+belong together: splitting them would spread one table's definition over several files.
 """
 
 from __future__ import annotations
