@@ -231,6 +231,16 @@ def sleepy_task(task: Task) -> List[Dict[str, Any]]:
     return square_task(task)
 
 
+def killer_task(task: Task) -> List[Dict[str, Any]]:
+    """square_task, except that topology 'boom' kills its own process (as the OOM killer
+    would) after the others had time to start."""
+    if task.key["topology"] == "boom":
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.1)
+    return square_task(task)
+
+
 def bad_rows_task(task: Task) -> List[Dict[str, Any]]:
     return [{"topology": "x", "nope": 1}]
 

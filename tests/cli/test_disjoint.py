@@ -39,7 +39,7 @@ def test_cli_three_zoo_topologies(zoo_installed: Path, tmp_path: Path,
     assert nlines == sum(int(r["pairs"]) for r in rows if r["method"] == "max") * 5
     # rerun: nothing to do, same summary
     assert main(argv) == 0
-    assert "3 tasks: 3 already done, 0 run" in capsys.readouterr().out
+    assert "3 tasks: 3 reused from an earlier run, 0 run" in capsys.readouterr().out
     # bad --k is a usage error (exit 2)
     assert main(["disjoint", "--topo", str(topos), "--k", "0", "--out", str(tmp_path / "x"),
                  "--no-progress"]) == 2

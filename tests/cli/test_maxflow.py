@@ -53,7 +53,7 @@ def test_maxflow_cli_rows_and_facts(small_zoo, tmp_path, capsys):
     assert main(["maxflow", "--topo", str(small_zoo), "--heavy", "5,50", "--seeds", "2",
                  "--models", "multipath,sr,mcf", "--k", "2,4", "--out", str(out), "--no-progress"]) == 0
     assert (out / "results.csv").read_bytes() == before
-    assert "4 topologies (4 already done)" in capsys.readouterr().out
+    assert "4 topologies (4 reused from an earlier run)" in capsys.readouterr().out
     # another study into the same folder is refused with a clear message
     assert main(["maxflow", "--topo", str(small_zoo), "--heavy", "10", "--out", str(out),
                  "--no-progress"]) == 2

@@ -175,7 +175,7 @@ def test_dask_cluster_rows_equal_process_pool(study, cluster):
     # rerunning resumes: nothing left to do, same rows
     r = subprocess.run(_cmd(topos, out, "--scheduler", cluster.address), cwd=root,
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "(6 already done)" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert r.returncode == 0 and "(6 reused from an earlier run)" in r.stdout, r.stdout + r.stderr[-2000:]
     assert _table(out / "results.csv") == expected
     # the workers ran the tasks (they imported tpcstudy), the client only wrote
     logs = "".join((root / "cluster-a" / f"w{i}.log").read_text() for i in range(2))

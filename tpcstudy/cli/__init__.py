@@ -4,18 +4,21 @@ Nothing in the library imports this package. Each verb is one module of it with
 ``register(subparsers)``; :data:`VERBS` lists them in help order (a new verb is one more name
 there). Exit status: 0 on success, 2 for a usage error (bad option or value), 1 for a failure
 at run time (a file that cannot be read or written, data that cannot be fetched, a solver that
-fails, a study with failed rows), 130 after Ctrl-C.
+fails, a study with failed rows), 130 after Ctrl-C, 143 after SIGTERM (which stops a run
+exactly like Ctrl-C: workers stopped, finished results kept, temporary files removed).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
-from typing import Optional, Sequence
+import threading
+from typing import Any, Optional, Sequence
 
 from .._version import __version__
-from ..errors import TpcStudyError
+from ..errors import TpcStudyError, UsageError
 
 __all__ = ["main", "build_parser", "VERBS"]
 
@@ -37,12 +40,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler): handled like Ctrl-C, exit 143."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+#: Options naming an output file or folder: an empty value would mean the current directory.
+_OUTPUTS = ("out", "paths_out", "out_dir")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        for name in _OUTPUTS:
+            if getattr(args, name, None) == "":
+                raise UsageError(f"--{name.replace('_', '-')} '': name a file or folder")
         return int(args.func(args) or 0)
+    except Terminated:
+        print("tpcstudy: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except TpcStudyError as exc:
         print(f"tpcstudy: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -55,3 +79,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("tpcstudy: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)

@@ -51,7 +51,9 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
                                        progress=not args.no_progress, executor=executor)
     print(format_summary(summarize(rows)))
     print("")
-    print(f"{run.total} tasks: {run.skipped} already done, {run.completed} run "
+    if run.report():
+        print(run.report(), file=sys.stderr)
+    print(f"{run.total} tasks: {run.skipped} reused from an earlier run, {run.completed} run "
           f"({len(run.failed)} failed) in {time.perf_counter() - t0:.1f} s; results in "
           f"{run.results}" + (f"; paths in {args.paths_out}" if args.paths_out else ""))
     for r in rows:

@@ -82,7 +82,9 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     print(format_summary(summarize(rows)))
     failed = [r for r in rows if r.get("status") == "failed"]
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
-    print(f"{run.total} topologies ({run.skipped} already done), {len(rows)} rows, "
+    if run.report():
+        print(run.report(), file=sys.stderr)
+    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
           f"{len(skipped)} topologies skipped (< 2 edge routers), {len(failed)} failed rows; "
           f"{time.perf_counter() - t0:.1f} s; results in {run.results}")
     for r in failed[:10]:

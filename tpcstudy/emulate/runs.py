@@ -11,22 +11,26 @@ gets, the link rates rule and the tools' versions (beside the commit and package
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 from .. import Topology, heavy_pairs, prune, read_plan, read_topologies
 from ..errors import UsageError
 from ..study import ResultStore, Task, read_results, run_tasks, write_meta
 from ..study.emulation import FAILOVER, THROUGHPUT
+from ..study.store import folder_lock
 from . import failover as F
 from .checks import tool_versions
 from .lifecycle import Emulation, new_prefix
 from .scenarios import Scenario, scenario
 from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls, network_spec
 from .throughput import COLUMNS, KEY, ThroughputSettings, measure_models
+
+T = TypeVar("T")
 
 __all__ = ["Network", "networks", "system_info", "run_throughput", "run_failover",
            "read_plan_file", "PAIRS_RULE", "DEFAULT_CONNECTIONS"]
@@ -98,6 +102,20 @@ def read_plan_file(plan: Optional[str]) -> Any:
     return read_plan(plan)
 
 
+def _locked(fn: Callable[..., T]) -> Callable[..., T]:
+    """Hold the results folder's one-writer lock (``out``) for the whole run."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kw: Any) -> T:
+        out = kw.get("out")
+        if out is None:
+            return fn(*args, **kw)
+        with folder_lock(out):
+            return fn(*args, **kw)
+    return run
+
+
+@_locked
 def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
                    scenario_name: Optional[str] = None, capacity: str = "uniform",
                    weight: str = "hop", plan: Optional[str] = None,
@@ -181,6 +199,7 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
 
 
 # --------------------------------------------------------------------------- failover
+@_locked
 def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", weight: str = "hop",
                  plan: Optional[str] = None, settings: Any = None, seed: int = 0,
                  link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,

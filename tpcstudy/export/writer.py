@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import UsageError
-from ..io import atomic_write_bytes, json_text
+from ..io import atomic_write_bytes, json_text, remove_dead_temporaries, temp_prefix
 from . import bpf, jsonfile, ovsdb
 from .layout import Variant, variant_named
 from .table import PathTable, validate_table
@@ -75,7 +75,8 @@ def write_paths(table: PathTable, out: PathLike, formats: Union[str, Sequence[st
             table.plan.loopback(r)
     root = Path(out)
     root.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".tpcstudy-export-", dir=root))
+    remove_dead_temporaries(root)  # what a killed export left (only a dead run's staging)
+    stage = Path(tempfile.mkdtemp(prefix=temp_prefix("tpcstudy-export"), dir=root))
     written: List[str] = []
     try:
         for rel, data in _render(table, formats, v, pin):

@@ -18,6 +18,9 @@ from .files import (
                     csv_cell,
                     csv_text,
                     json_text,
+                    pid_alive,
+                    remove_dead_temporaries,
+                    temp_prefix,
                     write_csv,
 )
 from .readers import read_topologies, read_topology
@@ -26,6 +29,7 @@ from .specs import TOPOLOGY_SUFFIXES, topology_files
 
 __all__ = [
     "atomic_open", "atomic_write_bytes", "atomic_write_text", "csv_cell", "csv_text", "json_text",
-    "write_csv", "read_topology", "read_topologies", "read_demands", "topology_files",
+    "write_csv", "temp_prefix", "remove_dead_temporaries", "pid_alive",
+    "read_topology", "read_topologies", "read_demands", "topology_files",
     "TOPOLOGY_SUFFIXES", "Dataset", "ZOO", "REPETITA", "DATASETS", "data_dir",
 ]

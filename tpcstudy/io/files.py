@@ -8,9 +8,11 @@ import io
 import json
 import math
 import os
+import re
+import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence, Union
+from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -28,6 +30,66 @@ def _read_umask() -> int:
 _FILE_MODE = 0o666 & ~_read_umask()
 
 
+def temp_prefix(name: str) -> str:
+    """The start of a temporary name this process makes for ``name``: ``.NAME.pPID.``.
+
+    The owner's pid in the name lets a later run tell a dead run's leftovers (removed by
+    :func:`remove_dead_temporaries`) from a live run's work in progress (left alone).
+    """
+    return f".{name}.p{os.getpid()}."
+
+
+_OWNED = re.compile(r"^\..*\.p(\d+)\.[^/]*$")
+
+
+def pid_alive(pid: int) -> bool:
+    """``True`` when a process ``pid`` exists (also when it belongs to another user)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_temporaries(folder: PathLike, only: str = "", unowned: bool = False) -> List[Path]:
+    """Remove the temporary files and folders that dead runs of tpcstudy left in ``folder``.
+
+    Only names this package makes (``.NAME.pPID.XXXX.tmp`` from :func:`atomic_open`,
+    ``.tpcstudy-export.pPID.XXXX`` staging folders) whose process ``PID`` no longer exists
+    are removed; another tool's files and a live run's are left alone. ``only``: just the
+    names that start with it. ``unowned``: also ``.*.tmp`` names without a pid (written before
+    names carried one). Returns what was removed.
+    """
+    removed: List[Path] = []
+    d = Path(folder)
+    if not d.is_dir():
+        return removed
+    for entry in d.iterdir():
+        name = entry.name
+        if not name.startswith(only):
+            continue
+        m = _OWNED.match(name)
+        if m is None:
+            if not (unowned and name.startswith(".") and name.endswith(".tmp")):
+                continue
+        elif not (name.endswith(".tmp") or name.startswith(".tpcstudy-")) \
+                or pid_alive(int(m.group(1))):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(entry)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_open(path: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` whole.
@@ -41,7 +103,7 @@ def atomic_open(path: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[
         raise ValueError(f"atomic_open: mode must be 'wb' or 'w', got {mode!r}")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(p.name), suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f

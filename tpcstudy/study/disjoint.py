@@ -58,7 +58,7 @@ from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Unio
 import numpy as np
 
 from ..errors import UsageError
-from ..io import atomic_open, read_topology, topology_files
+from ..io import atomic_open, read_topology, remove_dead_temporaries, topology_files
 from ..io.specs import Spec, spec_text
 from ..pairs import PAIR_MODES, router_pairs, sample_indices
 from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, disjoint_paths_batch
@@ -68,8 +68,8 @@ from . import paper
 from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
 from .provenance import write_meta
-from .store import ERROR, STATUS, ResultStore, cell_number, read_results
-from .tasks import RunSummary, Task, run_tasks
+from .store import ERROR, STATUS, ResultStore, cell_number, folder_lock, read_results
+from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
            "topology_rows", "disjoint_task", "make_tasks", "run_disjoint_study",
@@ -251,8 +251,10 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
 def make_tasks(files: Sequence[Path], config: DisjointConfig) -> List[Task]:
     """One task per topology file, largest file first (load balance: the big ones start early)."""
     order = sorted(files, key=lambda p: (-Path(p).stat().st_size, str(p)))
+    options = replace(config, paths_dir=None).meta("")
     # absolute paths: Dask workers may run in another folder (or on another machine)
-    return [Task({"topology": _topology_name(Path(p))}, (str(Path(p).absolute()), config))
+    return [Task({"topology": _topology_name(Path(p))}, (str(Path(p).absolute()), config),
+                 inputs=input_fingerprint([p], options))
             for p in order]
 
 
@@ -300,13 +302,23 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
     """
     out = Path(out_dir)
     files = topology_files(topo_spec)
+    with folder_lock(out):  # one writer per folder
+        return _run_locked(out, files, topo_spec, config, jobs, paths_out, progress, executor)
+
+
+def _run_locked(out: Path, files: Sequence[Path], topo_spec: Spec, config: DisjointConfig,
+                jobs: int, paths_out: Optional[Union[str, "os.PathLike[str]"]],
+                progress: Union[bool, str], executor: Optional[TaskExecutor]
+                ) -> Tuple[RunSummary, List[Dict[str, str]]]:
     write_meta(out, config.meta(spec_text(topo_spec)), kind="disjoint")
     paths_dir = str(out / "paths") if paths_out is not None else None
+    if paths_dir is not None:
+        remove_dead_temporaries(paths_dir)  # what a killed run left half-written
     config = replace(config, paths_dir=paths_dir)
     tasks = make_tasks(files, config)
     store = ResultStore(out, COLUMNS, KEY)
     summary = run_tasks(tasks, disjoint_task, store, jobs=jobs, desc="disjoint",
-                        progress=progress, executor=executor)
+                        progress=progress, executor=executor, prune=True)
     if paths_out is not None:
         parts = []
         for task in sorted(tasks, key=lambda x: x.key["topology"]):

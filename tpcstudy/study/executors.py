@@ -26,10 +26,13 @@ at the same absolute paths as on the client.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import uuid
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
@@ -39,6 +42,7 @@ import tpcstudy._core as _core
 
 from .._version import __version__
 from ..errors import ClusterError, UsageError
+from ..io import remove_dead_temporaries, temp_prefix
 
 __all__ = ["EXECUTORS", "FutureLike", "TaskExecutor", "InlineExecutor", "ProcessExecutor",
            "DaskExecutor", "make_executor", "executor_scope"]
@@ -104,42 +108,104 @@ class InlineExecutor:
         pass
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's business (it stops the workers)."""
+_PR_SET_PDEATHSIG = 1
+#: The worker's folder of "task running" marks (set by :func:`_worker_init`).
+_MARKS: Optional[str] = None
+
+
+def _worker_init(parent: int, marks: str) -> None:
+    """Worker initializer: Ctrl-C and SIGTERM are the parent's business (it stops the
+    workers); the worker dies with its parent, whatever kills the parent."""
+    global _MARKS
+    _MARKS = marks
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request above
+        os._exit(1)
+
+
+def _run_marked(fn: Callable[..., Any], args: Tuple[Any, ...]) -> Any:
+    """Run ``fn(*args)`` in a worker with a mark naming the task while it runs, so that the
+    parent knows which tasks a dead worker pool was running."""
+    mark = os.path.join(_MARKS, str(os.getpid())) if _MARKS else None
+    name = next((str(a.id) for a in args if hasattr(a, "id") and hasattr(a, "key")), "")
+    if mark:
+        with open(mark, "w", encoding="utf-8") as fh:
+            fh.write(name)
+    try:
+        return fn(*args)
+    finally:
+        if mark:
+            with contextlib.suppress(OSError):
+                os.unlink(mark)
 
 
 class ProcessExecutor:
     """A ``ProcessPoolExecutor`` with ``jobs`` workers started by ``spawn``.
 
     ``spawn`` (not ``fork``) because a forked child of a process in which HiGHS has started
-    its thread pool can deadlock.  Workers ignore SIGINT; :meth:`shutdown` with
-    ``cancel=True`` kills them.
+    its thread pool can deadlock.  Workers ignore SIGINT and SIGTERM and die with the parent
+    (``PR_SET_PDEATHSIG`` on Linux); :meth:`shutdown` with ``cancel=True`` kills them. When a
+    worker dies (killed, out of memory), :meth:`running` names the tasks the pool was running
+    and :meth:`recover` starts a fresh pool for the rest.
     """
 
     def __init__(self, jobs: int, mp_context: str = "spawn") -> None:
         self.jobs = int(jobs)
-        self._pool = ProcessPoolExecutor(max_workers=self.jobs,
-                                         mp_context=multiprocessing.get_context(mp_context),
-                                         initializer=_ignore_sigint)
+        self._context = multiprocessing.get_context(mp_context)
+        remove_dead_temporaries(tempfile.gettempdir(), only=".tpcstudy-workers.")
+        self._marks = tempfile.mkdtemp(prefix=temp_prefix("tpcstudy-workers"))
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context,
+                                   initializer=_worker_init, initargs=(os.getpid(), self._marks))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
-        return self._pool.submit(fn, *args)
+        return self._pool.submit(_run_marked, fn, args)
 
     def as_completed(self, futures: Iterable[FutureLike]) -> Iterator[FutureLike]:
         return futures_as_completed(futures)  # type: ignore[arg-type]
 
+    def running(self) -> List[str]:
+        """Ids of the tasks whose workers had started them and not finished (after a worker
+        died: the dead worker's task and those the pool killed with it)."""
+        out = []
+        for name in sorted(os.listdir(self._marks)):
+            with contextlib.suppress(OSError):
+                with open(os.path.join(self._marks, name), encoding="utf-8") as fh:
+                    out.append(fh.read().strip())
+        return [t for t in out if t]
+
+    def recover(self) -> None:
+        """Replace a broken pool (a worker died) by a fresh one."""
+        self._kill(self._pool)
+        for name in os.listdir(self._marks):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self._marks, name))
+        self._pool = self._new_pool()
+
+    @staticmethod
+    def _kill(pool: ProcessPoolExecutor) -> None:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+        for p in procs:
+            p.join(timeout=5)
+
     def shutdown(self, cancel: bool = False) -> None:
-        if cancel:
-            procs = list((getattr(self._pool, "_processes", None) or {}).values())
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
-                if p.is_alive():
-                    p.kill()
-            for p in procs:
-                p.join(timeout=5)
-        else:
-            self._pool.shutdown(wait=True)
+        try:
+            if cancel:
+                self._kill(self._pool)
+            else:
+                self._pool.shutdown(wait=True)
+        finally:
+            shutil.rmtree(self._marks, ignore_errors=True)
 
 
 def _worker_info() -> Dict[str, Any]:

@@ -38,8 +38,8 @@ from ..topology import prune
 from . import paper
 from .executors import TaskExecutor
 from .provenance import write_meta
-from .store import ResultStore, cell_number, read_results
-from .tasks import RunSummary, Task, run_tasks
+from .store import ResultStore, cell_number, folder_lock, read_results
+from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
            "improvement_table", "summarize", "format_summary", "summary_line", "study_ks",
@@ -327,20 +327,32 @@ def run_maxflow_study(topo_spec: Spec, out_dir: Union[str, Path], config: Maxflo
     if config.demands not in (None, "auto") and len(files) != 1:
         raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
     out = Path(out_dir)
-    if overwrite:  # a fresh study in an old folder: drop the old results first
-        shutil.rmtree(out / "parts", ignore_errors=True)
-        (out / "results.csv").unlink(missing_ok=True)
-    write_meta(out, config.meta(spec_text(topo_spec)), kind="maxflow", seeds=list(config.seeds),
-               solver=config.solver, overwrite=overwrite)
-    # largest files first: the big topologies start early and the workers stay busy
-    order = sorted(files, key=lambda p: (-p.stat().st_size, p.name))
-    # absolute paths: Dask workers may run in another folder (or on another machine)
-    tasks = [Task({"topology": p.stem, "file": p.name}, (str(p.absolute()), config))
-             for p in order]
-    store = ResultStore(out, COLUMNS, KEY)
-    summary = run_tasks(tasks, run_topology, store, jobs=jobs, desc="maxflow", progress=progress,
-                        executor=executor)
-    return summary, read_results(store.results_path)
+    with folder_lock(out):  # one writer per folder, --overwrite included
+        if overwrite:  # a fresh study in an old folder: drop the old results first
+            shutil.rmtree(out / "parts", ignore_errors=True)
+            (out / "results.csv").unlink(missing_ok=True)
+        write_meta(out, config.meta(spec_text(topo_spec)), kind="maxflow",
+                   seeds=list(config.seeds), solver=config.solver, overwrite=overwrite)
+        # largest files first: the big topologies start early and the workers stay busy
+        order = sorted(files, key=lambda p: (-p.stat().st_size, p.name))
+        options = config.meta("")
+        # absolute paths: Dask workers may run in another folder (or on another machine)
+        tasks = [Task({"topology": p.stem, "file": p.name}, (str(p.absolute()), config),
+                      inputs=input_fingerprint([p, _demands_or_none(p, config.demands)], options))
+                 for p in order]
+        store = ResultStore(out, COLUMNS, KEY)
+        summary = run_tasks(tasks, run_topology, store, jobs=jobs, desc="maxflow",
+                            progress=progress, executor=executor, prune=True)
+        return summary, read_results(store.results_path)
+
+
+def _demands_or_none(path: Path, spec: Optional[str]) -> Optional[Path]:
+    """The demands file a task reads, ``None`` when none (or none found: the task says so)."""
+    try:
+        found = _demands_file(path, spec)
+    except TpcStudyError:
+        return None
+    return found if found is not None and found.is_file() else None
 
 
 # --------------------------------------------------------------------------- summary

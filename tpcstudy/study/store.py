@@ -4,30 +4,75 @@ folder back (:func:`load_results`), its kind taken from ``meta.json``.
 Output folder layout::
 
     out_dir/meta.json          kind, config, seeds, solver, versions, commit (write_meta)
-    out_dir/parts/<task>.csv   one file per finished task, written atomically
+    out_dir/parts/<task>.csv   one file per finished task, written atomically; its first line
+                               ``# input: <fingerprint>`` ties the rows to the exact input
+                               (file hash and resolved options) that produced them
     out_dir/results.csv        every part's rows, sorted by the key columns (rebuilt atomically)
+    out_dir/.lock              held (``flock``) by the one run writing the folder; holds its pid
 
 Every write goes to a temporary file in the same folder, is flushed and ``fsync``-ed, then
-renamed over the target (``os.replace``).
+renamed over the target (``os.replace``). A part that cannot be read whole (empty, cut short,
+not UTF-8, a row of the wrong width) is discarded with a note and its task runs again; a part
+written by another version of the study (other columns) stops the run instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import io
 import json
 import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import UsageError
-from ..io import atomic_write_text, csv_cell
+from ..io import atomic_write_text, csv_cell, remove_dead_temporaries
 from .provenance import read_meta
 
 __all__ = ["ResultStore", "read_results", "Results", "load_results", "cell_number", "KINDS",
-           "STATUS", "ERROR", "FAILED"]
+           "STATUS", "ERROR", "FAILED", "folder_lock"]
+
+_INPUT = "# input: "
+
+
+@contextlib.contextmanager
+def folder_lock(out_dir: Union[str, Path]) -> Iterator[Path]:
+    """Hold the one-writer lock of a results folder (``out_dir/.lock``) for the block.
+
+    The lock is an advisory ``flock`` on ``.lock``, which holds the holder's pid; the kernel
+    drops it when the holder exits, however it exits, so a killed run never leaves it taken.
+
+    Raises
+    ------
+    UsageError
+        Another run holds the lock (the message names its pid).
+    """
+    out = Path(out_dir)
+    if str(out_dir) == "":
+        raise UsageError("--out '': name a results folder")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / ".lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise UsageError(f"{out}: another tpcstudy run (pid {holder}) is writing this folder; "
+                             "wait for it, stop it, or use another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield out
+    finally:
+        os.close(fd)
+
+
+class _Damaged(Exception):
+    """A part file that cannot be read whole."""
 
 #: What a results folder or file can hold: topology statistics, one of the two studies, or an
 #: emulation run (``tpcstudy emulate``: throughput against the LP, failover).
@@ -98,31 +143,61 @@ class ResultStore:
         self.results_path = self.out_dir / "results.csv"
         self.parts_dir.mkdir(parents=True, exist_ok=True)
         self._rows: Dict[str, List[List[str]]] = {}
+        self._inputs: Dict[str, Optional[str]] = {}
         self._owner: Dict[Tuple[str, ...], str] = {}
         self._dirty = False
+        #: What loading found and did (damaged parts discarded), one line each.
+        self.notes: List[str] = []
         self._clean_temporaries()
         self._load()
 
     # -- loading --
     def _clean_temporaries(self) -> None:
         for d in (self.out_dir, self.parts_dir):
-            for p in d.glob(".*.tmp"):
-                try:
-                    p.unlink()
-                except OSError:
-                    pass
+            remove_dead_temporaries(d, unowned=True)
+
+    def _read_part(self, path: Path) -> Tuple[Optional[str], List[List[str]]]:
+        data = path.read_bytes()
+        if not data:
+            raise _Damaged("empty")
+        if not data.endswith(b"\n"):
+            raise _Damaged("cut short")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Damaged(f"not UTF-8 at byte {exc.start}") from None
+        fingerprint = None
+        if text.startswith(_INPUT):
+            first, _, text = text.partition("\n")
+            fingerprint = first[len(_INPUT):].strip() or None
+        try:
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+        except csv.Error as exc:
+            raise _Damaged(str(exc)) from None
+        if not rows:
+            raise _Damaged("no header")
+        header, body = rows[0], rows[1:]
+        if header != self.columns:
+            raise UsageError(f"{path}: columns {header} differ from the study's "
+                             f"{self.columns} (written by another version of the study); use a "
+                             "new output folder")
+        for i, r in enumerate(body):
+            if len(r) != len(self.columns):
+                raise _Damaged(f"row {i + 1} has {len(r)} cells, not {len(self.columns)}")
+        return fingerprint, body
 
     def _load(self) -> None:
         for path in sorted(self.parts_dir.glob("*.csv")):
-            with open(path, newline="", encoding="utf-8") as fh:
-                reader = csv.reader(fh)
-                header = next(reader, None)
-                if header != self.columns:
-                    raise UsageError(f"{path}: columns {header} differ from the study's "
-                                     f"{self.columns}; use a new output folder")
-                rows = [r for r in reader]
+            try:
+                fingerprint, rows = self._read_part(path)
+            except _Damaged as exc:
+                self.notes.append(f"{path}: damaged ({exc}); discarded, its task runs again")
+                path.unlink(missing_ok=True)
+                self._dirty = True
+                continue
             tid = path.stem
             self._rows[tid] = rows
+            self._inputs[tid] = fingerprint
             for r in rows:
                 self._owner.setdefault(self._key_of(r), tid)
 
@@ -142,6 +217,24 @@ class ResultStore:
     def task_ids(self) -> List[str]:
         """Ids of the stored tasks, sorted."""
         return sorted(self._rows)
+
+    def fingerprint(self, task_id: str) -> Optional[str]:
+        """The input fingerprint the task's part records (``None``: none recorded)."""
+        return self._inputs.get(task_id)
+
+    def label(self, task_id: str) -> str:
+        """The key of the task's first row (``Abilene 1.0 0 ...``), else its id."""
+        rows = self._rows.get(task_id) or []
+        return " ".join(v for v in self._key_of(rows[0]) if v) if rows else task_id
+
+    def forget(self, task_id: str) -> None:
+        """Remove a stored task (its part file and rows)."""
+        for r in self._rows.pop(task_id, []):
+            if self._owner.get(self._key_of(r)) == task_id:
+                del self._owner[self._key_of(r)]
+        self._inputs.pop(task_id, None)
+        (self.parts_dir / f"{task_id}.csv").unlink(missing_ok=True)
+        self._dirty = True
 
     def __len__(self) -> int:
         return sum(len(r) for r in self._rows.values())
@@ -176,15 +269,21 @@ class ResultStore:
             out.append(cells)
         return out
 
-    def put(self, task_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Store a finished task's rows atomically in ``parts/<task_id>.csv``.
+    def put(self, task_id: str, rows: Sequence[Mapping[str, Any]],
+            fingerprint: Optional[str] = None) -> None:
+        """Store a finished task's rows atomically in ``parts/<task_id>.csv``, with the
+        fingerprint of the input that produced them.
 
         ``results.csv`` is not rewritten here; call :meth:`flush`.
         """
         if not re.fullmatch(r"[A-Za-z0-9._=-]+", task_id) or task_id.startswith("."):
             raise UsageError(f"task id {task_id!r} is not a safe file name")
+        if fingerprint is not None and not re.fullmatch(r"[A-Za-z0-9:._-]+", fingerprint):
+            raise UsageError(f"input fingerprint {fingerprint!r}: letters, digits and :._- only")
         cells = self.encode(task_id, rows)
-        atomic_write_text(self.parts_dir / f"{task_id}.csv", _csv_text(self.columns, cells))
+        head = f"{_INPUT}{fingerprint}\n" if fingerprint else ""
+        atomic_write_text(self.parts_dir / f"{task_id}.csv", head + _csv_text(self.columns, cells))
+        self._inputs[task_id] = fingerprint
         for r in self._rows.get(task_id, []):  # a retried task replaces its old rows
             if self._owner.get(self._key_of(r)) == task_id:
                 del self._owner[self._key_of(r)]

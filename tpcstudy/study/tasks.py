@@ -7,6 +7,13 @@ rows (dicts). :func:`run_tasks` stores every finished task at once (see
 resumes where it stopped and ends with the same ``results.csv`` as an uninterrupted run. Only
 the parent process writes files: workers return rows, so a killed or orphaned worker cannot
 leave half a file behind.
+
+A task may carry the fingerprint of its input (:attr:`Task.inputs`: the topology file's hash
+and the resolved options); a stored task whose fingerprint differs (the file was edited) runs
+again, and with ``prune=True`` a stored task that is no longer among the tasks (its file
+vanished) is removed from the results and reported. When a worker process dies (killed, out of
+memory), only the tasks it and its pool were running are suspects: each runs again alone, and
+fails only if it kills its worker again; the other tasks go on in a fresh pool.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from ..io import csv_cell
 from .executors import InlineExecutor, ProcessExecutor, TaskExecutor
 from .store import ResultStore
 
-__all__ = ["Task", "task_id", "run_tasks", "RunSummary", "call"]
+__all__ = ["Task", "task_id", "run_tasks", "RunSummary", "call", "input_fingerprint"]
 
 TaskFn = Callable[["Task"], List[Dict[str, Any]]]
 
@@ -65,15 +72,34 @@ class Task:
     args
         Anything else the task function needs (a path, a parameter set); must be picklable
         for ``jobs > 1``.
+    inputs
+        Fingerprint of the exact input (see :func:`input_fingerprint`); stored with the rows,
+        a different one on resume makes the task run again.
     """
 
     key: Mapping[str, Any]
     args: Any = None
+    inputs: Optional[str] = field(default=None, compare=False)
     id: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", dict(self.key))
         object.__setattr__(self, "id", task_id(self.key))
+
+
+def input_fingerprint(files: Sequence[Union[str, Path, None]], options: Any = None) -> str:
+    """``sha256:<hex>`` of the files' bytes (``None`` entries skipped) and the JSON of
+    ``options``: what a stored task's rows depend on."""
+    h = hashlib.sha256()
+    for f in files:
+        if f is None:
+            continue
+        with open(f, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        h.update(b"\0")
+    h.update(json.dumps(options, sort_keys=True, default=str).encode("utf-8"))
+    return "sha256:" + h.hexdigest()[:32]
 
 
 def call(fn: TaskFn, task: Task) -> Tuple[bool, Any]:
@@ -86,6 +112,18 @@ def call(fn: TaskFn, task: Task) -> Tuple[bool, Any]:
         return False, f"{type(exc).__name__}: {exc}\n{tb}".strip()
 
 
+def _alone(fn: TaskFn, task: Task) -> Tuple[bool, Any]:
+    """Run one task in a worker process of its own (after a worker died running it)."""
+    solo = ProcessExecutor(1)
+    try:
+        return solo.submit(call, fn, task).result()
+    except BrokenProcessPool:
+        return False, ("worker process died running this task (killed, e.g. out of memory); "
+                       "it died again when run alone")
+    finally:
+        solo.shutdown(cancel=True)
+
+
 @dataclass
 class RunSummary:
     """What :func:`run_tasks` did."""
@@ -96,13 +134,34 @@ class RunSummary:
     failed: List[str]
     seconds: float
     results: Path
+    #: Stored tasks run again because their input changed (labels).
+    changed: List[str] = field(default_factory=list)
+    #: Stored tasks whose input is gone, removed from the results (labels).
+    vanished: List[str] = field(default_factory=list)
+    #: What resuming found (damaged parts discarded), one line each.
+    notes: List[str] = field(default_factory=list)
+
+    def report(self) -> str:
+        """One line per fact a user should know about resuming (empty when nothing happened)."""
+        lines = list(self.notes)
+        if self.changed:
+            lines.append(f"{len(self.changed)} stored task(s) ran again, their input changed: "
+                         f"{_some(self.changed)}")
+        if self.vanished:
+            lines.append(f"{len(self.vanished)} stored task(s) removed, their input is gone: "
+                         f"{_some(self.vanished)}")
+        return "\n".join(lines)
+
+
+def _some(items: Sequence[str], n: int = 5) -> str:
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 def run_tasks(tasks: Sequence[Task], fn: TaskFn,
               store: ResultStore, *, jobs: int = 1, desc: str = "tasks",
               progress: Union[bool, str] = True, on_error: str = "record",
               retry_failed: bool = True, executor: Optional[TaskExecutor] = None,
-              flush_interval: float = 1.0) -> RunSummary:
+              flush_interval: float = 1.0, prune: bool = False) -> RunSummary:
     """Run ``fn`` on every task not yet stored, storing each task's rows as it finishes.
 
     Parameters
@@ -133,6 +192,8 @@ def run_tasks(tasks: Sequence[Task], fn: TaskFn,
     flush_interval
         Minimum seconds between rewrites of ``results.csv`` (it is always rewritten at the
         end, also after Ctrl-C or an error).
+    prune
+        Remove stored tasks that are not among ``tasks`` (their input vanished).
 
     Returns
     -------
@@ -151,10 +212,23 @@ def run_tasks(tasks: Sequence[Task], fn: TaskFn,
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise UsageError(f"two tasks share the id {dup!r}")
-    todo = [t for t in tasks
-            if not store.done(t.id) or (retry_failed and store.failed(t.id))]
     t0 = time.perf_counter()
-    summary = RunSummary(len(tasks), len(tasks) - len(todo), 0, [], 0.0, store.results_path)
+    summary = RunSummary(len(tasks), 0, 0, [], 0.0, store.results_path,
+                         notes=list(getattr(store, "notes", [])))
+    todo = []
+    for t in tasks:
+        if store.done(t.id) and t.inputs is not None and store.fingerprint(t.id) != t.inputs:
+            summary.changed.append(store.label(t.id))
+            todo.append(t)
+        elif not store.done(t.id) or (retry_failed and store.failed(t.id)):
+            todo.append(t)
+    summary.skipped = len(tasks) - len(todo)
+    if prune:
+        wanted = set(ids)
+        for tid in store.task_ids():
+            if tid not in wanted:
+                summary.vanished.append(store.label(tid))
+                store.forget(tid)
 
     disable: Optional[bool] = {True: None, "always": False, False: True}.get(progress, None)
     bar = tqdm(total=len(todo), desc=desc, unit="task", file=sys.stderr, disable=disable,
@@ -164,33 +238,49 @@ def run_tasks(tasks: Sequence[Task], fn: TaskFn,
         InlineExecutor() if jobs == 1 or len(todo) <= 1 else ProcessExecutor(min(jobs, len(todo))))
     last_flush = time.monotonic()
     clean = False
+
+    def finish(task: Task, ok: bool, value: Any) -> None:
+        nonlocal last_flush
+        if ok:
+            try:  # validates the rows first: refused ones write nothing
+                store.put(task.id, value, task.inputs)
+            except UsageError as exc:
+                ok, value = False, str(exc)
+        if not ok:
+            if on_error == "raise":
+                raise TpcStudyError(f"task {task.id} failed: {value}")
+            summary.failed.append(task.id)
+            store.put(task.id, [store.failure_row(task.key, str(value))], task.inputs)
+        summary.completed += 1
+        bar.update(1)
+        if time.monotonic() - last_flush >= flush_interval:
+            store.flush()
+            last_flush = time.monotonic()
+
     try:
-        pending = {}
-        for t in todo:
-            pending[ex.submit(call, fn, t)] = t
-        for fut in ex.as_completed(list(pending)):
-            task = pending.pop(fut)
-            try:
-                ok, value = fut.result()
-            except BrokenProcessPool as exc:  # a worker died (killed, out of memory, crash)
-                ok, value = False, f"worker process died: {exc}"
-            except Exception as exc:  # e.g. an executor that cannot pickle the task
-                ok, value = False, f"{type(exc).__name__}: {exc}"
-            if ok:
+        pending = {ex.submit(call, fn, t): t for t in todo}
+        while pending:
+            broken: List[Task] = []
+            for fut in ex.as_completed(list(pending)):
+                task = pending.pop(fut)
                 try:
-                    store.put(task.id, value)  # validates the rows first: refused ones write nothing
-                except UsageError as exc:
-                    ok, value = False, str(exc)
-            if not ok:
-                if on_error == "raise":
-                    raise TpcStudyError(f"task {task.id} failed: {value}")
-                summary.failed.append(task.id)
-                store.put(task.id, [store.failure_row(task.key, str(value))])
-            summary.completed += 1
-            bar.update(1)
-            if time.monotonic() - last_flush >= flush_interval:
-                store.flush()
-                last_flush = time.monotonic()
+                    ok, value = fut.result()
+                except BrokenProcessPool as exc:  # a worker died (killed, out of memory, crash)
+                    if isinstance(ex, ProcessExecutor):
+                        broken.append(task)
+                        continue
+                    ok, value = False, f"worker process died: {exc}"
+                except Exception as exc:  # e.g. an executor that cannot pickle the task
+                    ok, value = False, f"{type(exc).__name__}: {exc}"
+                finish(task, ok, value)
+            if broken and isinstance(ex, ProcessExecutor):
+                suspects = set(ex.running())
+                ex.recover()
+                for task in broken:
+                    if task.id in suspects:  # run it alone: does it kill its worker again?
+                        finish(task, *_alone(fn, task))
+                    else:
+                        pending[ex.submit(call, fn, task)] = task
         clean = True
     finally:
         bar.close()
