@@ -4,9 +4,10 @@
 
 One uninterrupted run first (the reference), then ``--rounds`` runs into a second folder, each
 sent SIGTERM after a random delay (seeded: start-up plus about two rounds' share of the work, so
-most rounds are cut and each resumes the last); then one run to the end. After every signal: the exit status (143, or 0 when the run had finished), whether any
-process of the run's process group is left, and any temporary file left in the folder. At the
-end: the resumed folder's rows against the reference's (timing columns left out).
+most rounds are cut and each resumes the last); then one run to the end. After every signal: the
+exit status (143, or 0 when the run had finished), whether any process of the run's process
+group is left, and any temporary file left in the folder. At the end: the resumed folder's rows
+against the reference's (timing columns left out).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def main() -> int:
     for p in files[start: start + a.names]:  # larger than most: the run lasts a while
         shutil.copy(p, topos)
     cmd = [sys.executable, "-m", "tpcstudy", "maxflow", "--topo", str(topos),
-           "--heavy", "10,30,50", "--models", "ecmp,multipath,sr,mcf", "--k", "2,3,4,5", "--seeds", "3", "--jobs",
-           str(a.jobs), "--no-progress", "--out"]
+           "--heavy", "10,30,50", "--models", "ecmp,multipath,sr,mcf", "--k", "2,3,4,5",
+           "--seeds", "3", "--jobs", str(a.jobs), "--no-progress", "--out"]
     t0 = time.perf_counter()
     subprocess.run(cmd + [str(work / "ref")], check=True, capture_output=True)
     ref_s = time.perf_counter() - t0
