@@ -1,6 +1,6 @@
 """SIGTERM a max-flow study at random moments, N times, and check what it leaves.
 
-    python scripts/sigterm_runs.py --topo zoo --names 12 --rounds 20 --jobs 2
+    python scripts/sigterm_runs.py --topo zoo --names 40 --rounds 20 --jobs 2
 
 One uninterrupted run first (the reference), then ``--rounds`` runs into a second folder, each
 sent SIGTERM after a random delay (seeded: start-up plus about two rounds' share of the work, so

@@ -33,7 +33,8 @@ from .errors import UsageError
 from .topology import Topology
 
 __all__ = [
-    "SrPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS",
+    "SrPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS", "MAX_K",
+    "segment_limit",
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
@@ -44,6 +45,18 @@ __all__ = [
 #: paths per pair, slot 0 (the IGP shortest path) included.
 DEFAULT_K = 4
 DEFAULT_PATHS = 5
+#: Largest segment limit the studies accept: the agent's SRH carries at most 9 waypoints
+#: (docs/srh-map.md), and the studies are about k <= 10.
+MAX_K = 10
+
+
+def segment_limit(k: Any, what: str = "k") -> int:
+    """``k`` as a segment limit in 1..:data:`MAX_K`, else a :class:`UsageError` saying why."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= MAX_K:
+        raise UsageError(f"{what} = {k!r}: a segment limit is an integer from 1 to {MAX_K} (the "
+                         f"agent's SRH carries at most 9 waypoints; the studies are about "
+                         f"k <= {MAX_K})")
+    return int(k)
 
 #: Link-disjoint path methods (docs/method.md §5) and their core codes.
 DISJOINT_METHODS = {"max": 0, "greedy": 1, "sps": 2}

@@ -67,14 +67,38 @@ def raw_capacities(speeds: np.ndarray, capacity: str) -> Tuple[np.ndarray, str]:
                  f"filled with {fill_rule} ({fill:g})")
 
 
+#: Largest sum of IGP weights a path may reach: far below the float range, so that sums of
+#: shortest-path lengths (and their differences, compared for equal cost) stay finite and exact
+#: enough.
+MAX_PATH_WEIGHT = 1e15
+
+
 def arc_weights(weight: str, arc_cap: np.ndarray, file_w: np.ndarray, link_u: np.ndarray,
                 link_v: np.ndarray, lat: np.ndarray, lon: np.ndarray, nodes: Sequence[str],
                 source: str) -> Tuple[np.ndarray, str]:
     """IGP weight of each arc under ``weight`` and the rule's sentence.
 
     ``file_w`` holds the file's weight per arc (nan when it has none); ``nodes`` and ``source``
-    name the link and file in a :class:`~tpcstudy.errors.TopologyFormatError`.
+    name the link and file in a :class:`~tpcstudy.errors.TopologyFormatError`. Weights whose
+    path sums could exceed :data:`MAX_PATH_WEIGHT` (a path of ``len(nodes) - 1`` links of the
+    largest weight) are refused.
     """
+    w, rule = _arc_weights(weight, arc_cap, file_w, link_u, link_v, lat, lon, nodes, source)
+    if len(w):
+        longest = max(len(nodes) - 1, 1)
+        i = int(np.argmax(w))
+        if not np.isfinite(w[i]) or w[i] > MAX_PATH_WEIGHT / longest:
+            raise TopologyFormatError(source, None, f"link {nodes[link_u[i // 2]]} - "
+                                      f"{nodes[link_v[i // 2]]} has IGP weight {float(w[i])!r}: a path "
+                                      f"of {longest} such links would weigh more than "
+                                      f"{MAX_PATH_WEIGHT:g}, too much to add up exactly; scale "
+                                      "the weights down")
+    return w, rule
+
+
+def _arc_weights(weight: str, arc_cap: np.ndarray, file_w: np.ndarray, link_u: np.ndarray,
+                 link_v: np.ndarray, lat: np.ndarray, lon: np.ndarray, nodes: Sequence[str],
+                 source: str) -> Tuple[np.ndarray, str]:
     m = len(link_u)
     if weight == "hop":
         return np.ones(2 * m), "hop: 1 per link"

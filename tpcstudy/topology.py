@@ -28,7 +28,8 @@ class RawEdge:
 
     ``speed`` is the file's capacity (nan when unknown), ``weight`` the file's IGP weight (nan when
     the file has none), ``delay`` the file's delay in ms (nan when unknown). ``directed`` edges
-    (REPETITA) describe one direction only.
+    (REPETITA, a networkx DiGraph) describe one direction only: the other direction must be listed
+    too. ``line``: where the file lists it (for error messages).
     """
 
     u: int
@@ -37,6 +38,7 @@ class RawEdge:
     weight: float = math.nan
     delay: float = math.nan
     directed: bool = False
+    line: Optional[int] = None
 
 
 class Topology:
@@ -279,10 +281,12 @@ def build_topology(
     for li, key in enumerate(keys):
         fw = [i for i in groups[key] if not edges[i].directed or edges[i].u == key[0]]
         bw = [i for i in groups[key] if not edges[i].directed or edges[i].u == key[1]]
-        if not fw:
-            fw = bw
-        if not bw:
-            bw = fw
+        if not fw or not bw:  # links are undirected (docs/method.md §1): never invent a direction
+            e = edges[(fw or bw)[0]]
+            raise TopologyFormatError(source, e.line, f"the arc {nodes[e.u]} -> {nodes[e.v]} is "
+                                      f"listed but not {nodes[e.v]} -> {nodes[e.u]}: links are "
+                                      "undirected here, list both directions (for a networkx "
+                                      "DiGraph whose arcs stand for links: g.to_undirected())")
         arc_cap[2 * li] = cap[fw].sum()
         arc_cap[2 * li + 1] = cap[bw].sum()
         fwd_w = [edges[i].weight for i in fw if not math.isnan(edges[i].weight)]
@@ -311,6 +315,10 @@ def prune(topo: Topology) -> Topology:
 
     Ties between equally large components go to the one holding the smallest router id.
     """
+    if not isinstance(topo, Topology):
+        raise TypeError(f"prune() takes a tpcstudy Topology, not {type(topo).__module__}."
+                        f"{type(topo).__name__}; make one with tpcstudy.read_topology(graph) "
+                        "(a file or a networkx graph)")
     keep = np.asarray(_core.two_core(topo.graph), dtype=bool)
     if keep.any():
         sub = topo.subgraph(keep)

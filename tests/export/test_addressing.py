@@ -55,13 +55,15 @@ def test_default_plan_collisions(monkeypatch):
 def test_user_plan(tmp_path):
     t = _ring()
     good = {"loopbacks": {r: f"2001:db8::{i + 1}" for i, r in enumerate(t.names)},
-            "prefixes": {"t": ["2001:db8:1:1::/64", "2001:db8:1:2::/64"], "a": "2001:db8:2::/64"}}
+            "prefixes": {"t": ["2001:db8:1:1::/64", "2001:db8:1:2::/64"], "a": "2001:db8:2::/64",
+                         "s": "2001:db8:3::/64", "b": "2001:db8:4::/64", "c": "2001:db8:5::/64"}}
     f = tmp_path / "plan.json"
     f.write_text(json.dumps(good))
     table = X.path_table(t, plan=f)
     # destinations: the routers the plan gives prefixes to, one entry per prefix
     assert sorted({(e.destination, str(e.prefix)) for e in table}) == [
-        ("a", "2001:db8:2::/64"), ("t", "2001:db8:1:1::/64"), ("t", "2001:db8:1:2::/64")]
+        ("a", "2001:db8:2::/64"), ("b", "2001:db8:4::/64"), ("c", "2001:db8:5::/64"),
+        ("s", "2001:db8:3::/64"), ("t", "2001:db8:1:1::/64"), ("t", "2001:db8:1:2::/64")]
     assert table.entries[0].paths[0].segments[0] == IP("2001:db8::2")
     # the written plan reads back as the same plan
     X.write_paths(table, tmp_path / "out")
@@ -83,6 +85,8 @@ def test_user_plan(tmp_path):
     bad(lambda d: d["prefixes"].update(t=["2001:db8:1:1::1/64"]), "host bits set")
     bad(lambda d: d["prefixes"].update(a=["2001:db8:1::/48"]), "overlaps")
     bad(lambda d: d["loopbacks"].pop("b"), "no loopback for router 'b'")
+    # an edge router without a prefix is not silently dropped from the destinations
+    bad(lambda d: d["prefixes"].pop("s"), "no host prefix for edge router 's'")
     bad(lambda d: d.update(extra=1), "unknown key 'extra'")
     f.write_text("{not json")
     with pytest.raises(PlanError, match="plan.json:1: not valid JSON"):

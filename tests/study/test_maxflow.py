@@ -16,10 +16,13 @@ from helpers import make_maxflow, read_rows
 
 
 def test_config_normalises_and_checks() -> None:
-    c = MaxflowConfig(heavy=(10, 1), seeds=(3,), models=("sr", "sr", "mcf"), ks=(4, 2, 4))
+    c = MaxflowConfig(heavy=(10, 1, 1.0), seeds=(3, 3), models=("sr", "sr", "mcf"), ks=(4, 2, 4))
     assert c.models == ("ecmp", "sr", "mcf") and c.ks == (2, 4) and c.heavy == (10.0, 1.0)
+    assert c.seeds == (3,)
     for bad, match in (({"heavy": (0,)}, "heavy"), ({"heavy": (101,)}, "heavy"),
-                       ({"models": ("bogus",)}, "unknown model 'bogus'"), ({"ks": (0,)}, "k:"),
+                       ({"models": ("bogus",)}, "unknown model 'bogus'"), ({"ks": (0,)}, "k = 0"),
+                       ({"ks": (11,)}, "k = 11"),
+                       ({"seeds": (-1,)}, "seeds: -1 is negative"),
                        ({"seeds": ()}, "seeds"), ({"solver": "cplex"}, "solver"),
                        ({"weight": "nope"}, "weight rule")):
         with pytest.raises(UsageError, match=match):

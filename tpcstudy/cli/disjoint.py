@@ -7,10 +7,17 @@ import sys
 import time
 from typing import Any
 
+from ..errors import UsageError
 from ..study.disjoint import DisjointConfig, format_summary, run_disjoint_study, summarize
 from ..study.executors import executor_scope
 from ..study.store import ERROR, STATUS
-from .options import add_executor_options, add_topology_options, apply_mirror, parse_k_list
+from .options import (
+    add_executor_options,
+    add_topology_options,
+    apply_mirror,
+    checked_jobs,
+    parse_k_list,
+)
 
 
 def register(sub: Any) -> None:
@@ -41,6 +48,9 @@ def register(sub: Any) -> None:
 
 def cmd_disjoint(args: argparse.Namespace) -> int:
     apply_mirror(args)
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
+    checked_jobs(args)
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
                             threads=args.threads)

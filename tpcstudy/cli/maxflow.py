@@ -23,6 +23,7 @@ from .options import (
     add_executor_options,
     add_topology_options,
     apply_mirror,
+    checked_jobs,
     parse_k_list,
     parse_list,
 )
@@ -67,6 +68,9 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     apply_mirror(args)
     if args.seeds < 1:
         raise UsageError("--seeds must be >= 1")
+    if args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
+    checked_jobs(args)
     config = MaxflowConfig(
         heavy=tuple(parse_list(args.heavy, float, "--heavy")),
         seeds=tuple(range(args.seed, args.seed + args.seeds)),

@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, Iterable, List, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Iterable, List, Optional, Tuple, TypeVar
 
 from tqdm import tqdm
 
 from ..errors import UsageError
 from ..io import ZOO
 from ..io.specs import data_spec
+from ..paths import MAX_K
 from ..rules import CAPACITY_RULES, WEIGHT_RULES
 from ..study.executors import EXECUTORS
 
-__all__ = ["add_topology_options", "apply_mirror", "add_executor_options", "parse_list",
+__all__ = ["add_topology_options", "apply_mirror", "add_executor_options", "checked_jobs",
+           "parse_list",
            "parse_k_list", "progress"]
 
 T = TypeVar("T")
@@ -63,6 +65,23 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
                              "workers need tpcstudy and the topology files at the same paths")
 
 
+def checked_jobs(args: argparse.Namespace) -> int:
+    """``--jobs`` checked: >= 1, and at most the CPUs this process may use (a note on stderr
+    when capped; a remote Dask cluster, ``--scheduler``, is not capped)."""
+    jobs = int(args.jobs)
+    if jobs < 1:
+        raise UsageError(f"--jobs {jobs}: need at least 1")
+    if getattr(args, "scheduler", None):
+        return jobs
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if jobs > cpus:
+        print(f"tpcstudy: note: --jobs {jobs} capped at {cpus}, the CPUs available here",
+              file=sys.stderr)
+        jobs = cpus
+    args.jobs = jobs
+    return jobs
+
+
 def parse_list(text: str, kind: Callable[[str], T], what: str) -> List[T]:
     """A comma-separated list of ``kind`` values (``"1,5,10"``)."""
     out = []
@@ -81,25 +100,25 @@ def parse_list(text: str, kind: Callable[[str], T], what: str) -> List[T]:
 
 
 def parse_k_list(text: str) -> Tuple[int, ...]:
-    """``"1-6"``, ``"1,2,4"`` or ``"1-3,6"`` -> sorted distinct segment limits (each >= 1)."""
-    out: Set[int] = set()
+    """``"1-6"``, ``"1,2,4"`` or ``"1-3,6"`` -> sorted distinct segment limits (1 to MAX_K)."""
+    bounds = []
     for part in str(text).replace(" ", "").split(","):
         if not part:
             continue
         try:
-            if "-" in part:
-                a, b = part.split("-", 1)
-                lo, hi = int(a), int(b)
-                if lo > hi:
-                    raise ValueError
-                out.update(range(lo, hi + 1))
-            else:
-                out.add(int(part))
+            a, _, b = part.partition("-")
+            lo, hi = int(a), int(b or a)
         except ValueError:
             raise UsageError(f"--k {text!r}: expected a list like 1-6 or 1,2,4") from None
-    if not out or min(out) < 1:
+        if lo > hi:
+            raise UsageError(f"--k {text!r}: {part} is an empty range")
+        bounds.append((lo, hi))
+    if not bounds or min(lo for lo, _ in bounds) < 1:
         raise UsageError(f"--k {text!r}: segment limits must be integers >= 1")
-    return tuple(sorted(out))
+    if max(hi for _, hi in bounds) > MAX_K:  # before building a huge range
+        raise UsageError(f"--k {text!r}: segment limits go up to {MAX_K} (the agent's SRH carries "
+                         f"at most 9 waypoints; the studies are about k <= {MAX_K})")
+    return tuple(sorted({k for lo, hi in bounds for k in range(lo, hi + 1)}))
 
 
 def progress(iterable: Iterable[T], total: Optional[int], desc: str, enabled: bool) -> Any:

@@ -242,6 +242,9 @@ def read_plan(path: Union[str, os.PathLike]) -> AddressPlan:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise PlanError(str(p), f"cannot read the plan ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise PlanError(str(p), f"not UTF-8 text (byte {exc.start}: "
+                        f"{exc.object[exc.start:exc.start + 1]!r})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

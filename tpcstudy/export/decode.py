@@ -28,6 +28,27 @@ def _find_plan(path: Path) -> Optional[AddressPlan]:
     return None
 
 
+def _check_plan(plan: AddressPlan, path: Path, head: Dict[str, Any], recs: Any) -> None:
+    """Every address of the file must be in the plan, else the plan is stale (another export's,
+    another topology's) and would name routers wrongly."""
+    for key, val in recs:
+        d = decode_value(val, head["variant"])
+        if plan.router_of_key(key) is None:
+            bad: Optional[str] = f"destination key {key.hex()}"
+        else:
+            bad = next((f"segment {a}" for x in d.paths for a in x.segments
+                        if plan.router_of(a) is None), None)
+        if bad:
+            raise ExportError(f"{path}: the plan {plan.source} does not match this file: its "
+                              f"{bad} is in no router's addresses (a stale plan.json, or another "
+                              "export's?); pass the right one with --plan")
+    src = head.get("source_loopback")
+    if src and plan.router_of(ipaddress.IPv6Address(src)) is None:
+        raise ExportError(f"{path}: the plan {plan.source} does not match this file: its source "
+                          f"loopback {src} is in no router's addresses; pass the right one with "
+                          "--plan")
+
+
 def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
     """Decode a binary (``.bin``) or bpftool batch file back into a readable table.
 
@@ -61,6 +82,8 @@ def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
     def name(addr: ipaddress.IPv6Address) -> Optional[str]:
         return the_plan.router_of(addr) if the_plan else None
 
+    if the_plan is not None:  # a plan that does not know the file's addresses names nothing right
+        _check_plan(the_plan, p, head, recs)
     entries = []
     for key, val in recs:
         d = decode_value(val, head["variant"])

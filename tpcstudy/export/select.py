@@ -124,6 +124,13 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
     names = t.names
 
     if pairs is None:
+        if plan is not None:  # a user plan: every edge router is a destination, none dropped
+            missing = [r for r in t.edge_routers if not the_plan.prefixes.get(r)]
+            if missing:
+                more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+                raise PlanError(the_plan.source, f"no host prefix for edge router "
+                                f"{missing[0]!r}{more}: every edge router is a destination; "
+                                "give it a prefix, or name the pairs with --pairs")
         dests = [r for r in names if the_plan.prefixes.get(r)]
         sources = t.edge_routers
         pair_list = [(s, d) for s in sources for d in dests if s != d]

@@ -159,6 +159,10 @@ def read_pairs(path: PathLike, topo: Topology) -> List[Tuple[str, str]]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"{p}: cannot read the pairs file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise UsageError(f"{p}:{line}: not UTF-8 text (byte "
+                         f"{exc.object[exc.start:exc.start + 1]!r})") from None
     out: List[Tuple[str, str]] = []
     for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
         cells = [c.strip() for c in row]

@@ -51,6 +51,14 @@ def _rows(lines: List[str], start: int, count: int, ncols: int, path: Path,
     return rows
 
 
+def _no_more(lines: List[str], start: int, word: str, count: int, path: Path) -> None:
+    """Only blank lines after the ``count`` rows ``WORD <count>`` announced."""
+    for i in range(start, len(lines)):
+        if lines[i].strip():
+            raise TopologyFormatError(path, i + 1, f"{word} {count} announced {count} lines, but "
+                                      f"more follow: {lines[i].strip()!r} (fix the count)")
+
+
 def read_graph(path: Path, capacity: str, weight: str) -> Topology:
     """Read a REPETITA ``.graph`` file (capacity ``zoo`` means the file's own, ``file``)."""
     lines = read_text(path).split("\n")
@@ -75,7 +83,8 @@ def read_graph(path: Path, capacity: str, weight: str) -> Topology:
             raise TopologyFormatError(path, ln, f"weight {p[3]!r} is not positive")
         if bw <= 0:
             raise TopologyFormatError(path, ln, f"bw {p[4]!r} is not positive")
-        edges.append(RawEdge(s, t, speed=bw, weight=w, delay=d, directed=True))
+        edges.append(RawEdge(s, t, speed=bw, weight=w, delay=d, directed=True, line=ln))
+    _no_more(lines, j + m, "EDGES", m, path)
     meta = {"format": "repetita", "raw_links": m, "capacity_unit": "kbit/s",
             "delay_unit": "file (REPETITA, unit unstated)"}
     cap_rule = "file" if capacity == "zoo" else capacity
@@ -103,4 +112,5 @@ def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None)
         if bw < 0:
             raise TopologyFormatError(p, ln, f"bw {parts[3]!r} is negative")
         out[k] = (s, t, bw)
+    _no_more(lines, i + d, "DEMANDS", d, p)
     return out

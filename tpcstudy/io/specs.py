@@ -78,10 +78,23 @@ def topology_files(spec: Spec) -> List[Path]:
     name.
     """
     if isinstance(spec, (str, os.PathLike)):
-        return _files_of(os.fspath(spec))
+        return _utf8_names(_files_of(os.fspath(spec)))
     out: List[Path] = []
     for one in spec:
         out.extend(_files_of(os.fspath(one)))
     if not out:
         raise UsageError("--topo: an empty list of topologies")
-    return list(dict.fromkeys(out))
+    return _utf8_names(list(dict.fromkeys(out)))
+
+
+def _utf8_names(files: List[Path]) -> List[Path]:
+    """``files``, refusing names that are not UTF-8: a topology's name is its file's stem, and
+    results are UTF-8 text."""
+    for p in files:
+        try:
+            p.name.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(p.name).decode("utf-8", "backslashreplace")
+            raise UsageError(f"{p.parent}: the file name '{shown}' is not UTF-8; rename it "
+                             "(a topology is named after its file)") from None
+    return files

@@ -27,6 +27,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..errors import UsageError
+from ..paths import segment_limit
 from ..topology import Topology
 from . import models
 from .colgen import MAX_ITERATIONS, PRICE_TOL
@@ -93,9 +94,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     if model == "ecmp":
         return models.sr(p, 1, "ecmp")
     if model == "sr":
-        if int(k) < 1:
-            raise UsageError(f"segment limit k={k!r} must be >= 1")
-        return models.sr(p, int(k), "sr")
+        return models.sr(p, segment_limit(k), "sr")
     if model == "multipath":
         return models.multipath_dag(p) if multipath == "dag" else models.multipath(p)
     if model in SUBFLOW_MODELS:
@@ -103,8 +102,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
             raise UsageError(f"subflows = {subflows!r} must be an integer >= 1")
         if model == "mptcp":
             return models.mptcp(p, int(subflows), int(seed))
-        if int(k) < 1:
-            raise UsageError(f"segment limit k={k!r} must be >= 1")
+        k = segment_limit(k)
         if sr_solution is not None and (sr_solution.model != "sr" or sr_solution.k != int(k)
                                         or sr_solution.pairs != names):
             raise UsageError("sr_solution is not the sr result of these pairs and this k")
@@ -114,12 +112,20 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
 
 def _pair_ids(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]]) -> Tuple[np.ndarray, np.ndarray]:
     if isinstance(pairs, np.ndarray) and pairs.dtype.kind in "iu":
+        if not (pairs.ndim == 2 and pairs.shape[1] == 2) and pairs.shape != (2,):
+            raise UsageError(f"pairs: an id array must have shape (n, 2), not {pairs.shape}")
         arr = pairs.reshape(-1, 2).astype(np.int32)
         if arr.size and (arr.min() < 0 or arr.max() >= topo.num_nodes):
             raise UsageError("pair node id out of range")
     else:
-        arr = np.array([(topo.index_of(s), topo.index_of(t)) for s, t in pairs],
-                       dtype=np.int32).reshape(-1, 2)
+        if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+            raise UsageError(f"pairs: expected (source, target) pairs, got {type(pairs).__name__}")
+        ids = []
+        for i, pair in enumerate(pairs):
+            if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+                raise UsageError(f"pairs[{i}] = {pair!r}: expected a (source, target) pair")
+            ids.append((topo.index_of(pair[0]), topo.index_of(pair[1])))
+        arr = np.array(ids, dtype=np.int32).reshape(-1, 2)
     if np.any(arr[:, 0] == arr[:, 1]):
         raise UsageError("a pair has the same source and target")
     return np.ascontiguousarray(arr[:, 0]), np.ascontiguousarray(arr[:, 1])

@@ -33,6 +33,7 @@ from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
 from ..maxflow import MODELS, SUBFLOW_MODELS, max_flow
 from ..pairs import heavy_pairs
+from ..paths import segment_limit
 from ..rules import check_rules
 from ..topology import prune
 from . import paper
@@ -136,7 +137,7 @@ class MaxflowConfig:
     write_lp: Optional[str] = None
 
     def __post_init__(self) -> None:
-        heavy = tuple(float(h) for h in self.heavy)
+        heavy = tuple(dict.fromkeys(float(h) for h in self.heavy))  # 1 and 1.0 are one draw
         if not heavy or any(not 0 < h <= 100 for h in heavy):
             raise UsageError(f"heavy: percentages must be in (0, 100], got {list(heavy)}")
         models, given = parse_model_specs(self.models)
@@ -153,12 +154,14 @@ class MaxflowConfig:
             subflows = ()
         if "ecmp" not in models:
             models = ("ecmp",) + models  # the baseline every improvement is measured against
-        ks = tuple(sorted(set(int(k) for k in self.ks)))
-        if not ks or ks[0] < 1:
-            raise UsageError(f"k: segment limits must be integers >= 1, got {list(self.ks)}")
-        seeds = tuple(int(s) for s in self.seeds)
+        ks = tuple(sorted(set(segment_limit(k) for k in self.ks)))
+        if not ks:
+            raise UsageError("k: need at least one segment limit")
+        seeds = tuple(dict.fromkeys(int(s) for s in self.seeds))
         if not seeds:
             raise UsageError("seeds: need at least one seed")
+        if min(seeds) < 0:
+            raise UsageError(f"seeds: {min(seeds)} is negative; seeds are integers >= 0")
         if self.solver not in SOLVERS:
             raise UsageError(f"solver {self.solver!r}: choose from {', '.join(SOLVERS)}")
         check_rules(self.capacity, self.weight)

@@ -107,7 +107,9 @@ def call(fn: TaskFn, task: Task) -> Tuple[bool, Any]:
     try:
         rows = fn(task)
         return True, list(rows) if rows is not None else []
-    except Exception as exc:
+    except TpcStudyError as exc:  # an error we raise on purpose: its message says it all
+        return False, f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # a bug: keep where it happened
         tb = traceback.format_exc(limit=-3)
         return False, f"{type(exc).__name__}: {exc}\n{tb}".strip()
 
