@@ -19,7 +19,7 @@ import tpcstudy._core as _core
 from .errors import TopologyFormatError, UsageError
 from .rules import arc_weights, check_rules, fill_delays, raw_capacities
 
-__all__ = ["Topology", "RawEdge", "build_topology", "prune"]
+__all__ = ["Topology", "RawEdge", "EdgeArrays", "build_topology", "prune"]
 
 
 @dataclasses.dataclass
@@ -39,6 +39,38 @@ class RawEdge:
     delay: float = math.nan
     directed: bool = False
     line: Optional[int] = None
+
+
+@dataclasses.dataclass
+class EdgeArrays:
+    """Raw edges as arrays (what a reader of a large file builds instead of :class:`RawEdge`
+    objects): ``u``, ``v`` router ids, ``speed``, ``weight``, ``delay`` (nan when unknown),
+    ``directed`` (bool), ``line`` (0 when unknown)."""
+
+    u: np.ndarray
+    v: np.ndarray
+    speed: np.ndarray
+    weight: np.ndarray
+    delay: np.ndarray
+    directed: np.ndarray
+    line: np.ndarray
+
+    @classmethod
+    def of(cls, edges: Iterable[RawEdge]) -> "EdgeArrays":
+        es = list(edges)
+        return cls(np.array([e.u for e in es], dtype=np.int64),
+                   np.array([e.v for e in es], dtype=np.int64),
+                   np.array([e.speed for e in es], dtype=np.float64),
+                   np.array([e.weight for e in es], dtype=np.float64),
+                   np.array([e.delay for e in es], dtype=np.float64),
+                   np.array([e.directed for e in es], dtype=bool),
+                   np.array([e.line or 0 for e in es], dtype=np.int64))
+
+    def take(self, keep: np.ndarray) -> "EdgeArrays":
+        return EdgeArrays(*(getattr(self, f.name)[keep] for f in dataclasses.fields(self)))
+
+    def line_of(self, i: int) -> Optional[int]:
+        return int(self.line[i]) or None
 
 
 class Topology:
@@ -228,12 +260,12 @@ def _plain(v: Any) -> bool:
 def build_topology(
     name: str,
     nodes: Sequence[str],
-    edges: Iterable[RawEdge],
+    edges: Union[Iterable[RawEdge], EdgeArrays],
     *,
     capacity: str = "uniform",
     weight: str = "hop",
-    latitude: Optional[Sequence[float]] = None,
-    longitude: Optional[Sequence[float]] = None,
+    latitude: Optional[Union[Sequence[float], np.ndarray]] = None,
+    longitude: Optional[Union[Sequence[float], np.ndarray]] = None,
     internal: Optional[Sequence[int]] = None,
     meta: Optional[Mapping[str, Any]] = None,
     source: str = "",
@@ -248,12 +280,13 @@ def build_topology(
     n = len(nodes)
     lat = np.full(n, np.nan) if latitude is None else np.asarray(latitude, dtype=np.float64)
     lon = np.full(n, np.nan) if longitude is None else np.asarray(longitude, dtype=np.float64)
-    edges = [e for e in edges if e.u != e.v]
+    ea = edges if isinstance(edges, EdgeArrays) else EdgeArrays.of(edges)
+    ea = ea.take(ea.u != ea.v)  # self-loops dropped
     meta = dict(meta or {})
     meta.setdefault("source", source)
 
     # ---- capacity per raw edge
-    speeds = np.array([e.speed for e in edges], dtype=np.float64)
+    speeds = ea.speed
     known = ~np.isnan(speeds)
     cap, meta["capacity_rule"] = raw_capacities(speeds, capacity)
     if capacity == "uniform":
@@ -262,43 +295,46 @@ def build_topology(
         meta.setdefault("capacity_unit", "bit/s")
     if np.any(cap <= 0) or not np.all(np.isfinite(cap)):
         bad = int(np.flatnonzero(~(cap > 0) | ~np.isfinite(cap))[0])
-        raise TopologyFormatError(source, None, f"link {nodes[edges[bad].u]} - {nodes[edges[bad].v]}"
-                                  f" has capacity {cap[bad]!r}; capacities must be positive")
+        raise TopologyFormatError(source, ea.line_of(bad), f"link {nodes[ea.u[bad]]} - "
+                                  f"{nodes[ea.v[bad]]} has capacity {float(cap[bad])!r}; "
+                                  "capacities must be positive")
 
-    # ---- group by unordered pair and direction
-    groups: Dict[Tuple[int, int], List[int]] = {}
-    for i, e in enumerate(edges):
-        groups.setdefault((min(e.u, e.v), max(e.u, e.v)), []).append(i)
-    keys = sorted(groups)
-    m = len(keys)
-    link_u = np.array([k[0] for k in keys], dtype=np.int32)
-    link_v = np.array([k[1] for k in keys], dtype=np.int32)
+    # ---- group by unordered pair (links in (min, max) order) and direction
+    lo, hi = np.minimum(ea.u, ea.v).astype(np.int64), np.maximum(ea.u, ea.v).astype(np.int64)
+    codes, link_of = np.unique(lo * max(n, 1) + hi, return_inverse=True)
+    link_of = link_of.reshape(-1)
+    m = len(codes)
+    link_u = (codes // max(n, 1)).astype(np.int32)
+    link_v = (codes % max(n, 1)).astype(np.int32)
+    fw = ~ea.directed | (ea.u == lo)  # the edge carries the link's u -> v direction
+    bw = ~ea.directed | (ea.u == hi)
+    n_fw = np.bincount(link_of, weights=fw, minlength=m)
+    n_bw = np.bincount(link_of, weights=bw, minlength=m)
+    one_way = np.flatnonzero((n_fw == 0) | (n_bw == 0))
+    if len(one_way):  # links are undirected (docs/method.md §1): never invent a direction
+        e = int(np.flatnonzero(link_of == one_way[0])[0])
+        a, b = nodes[ea.u[e]], nodes[ea.v[e]]
+        raise TopologyFormatError(source, ea.line_of(e), f"the arc {a} -> {b} is listed but not "
+                                  f"{b} -> {a}: links are undirected here, list both directions "
+                                  "(for a networkx DiGraph whose arcs stand for links: "
+                                  "g.to_undirected())")
     arc_cap = np.zeros(2 * m)
+    arc_cap[0::2] = np.bincount(link_of, weights=np.where(fw, cap, 0.0), minlength=m)
+    arc_cap[1::2] = np.bincount(link_of, weights=np.where(bw, cap, 0.0), minlength=m)
     file_w = np.full(2 * m, np.inf)
-    mult = np.zeros(m, dtype=np.int32)
-    delay = np.full(m, np.nan)
-    known_links = 0
-    for li, key in enumerate(keys):
-        fw = [i for i in groups[key] if not edges[i].directed or edges[i].u == key[0]]
-        bw = [i for i in groups[key] if not edges[i].directed or edges[i].u == key[1]]
-        if not fw or not bw:  # links are undirected (docs/method.md §1): never invent a direction
-            e = edges[(fw or bw)[0]]
-            raise TopologyFormatError(source, e.line, f"the arc {nodes[e.u]} -> {nodes[e.v]} is "
-                                      f"listed but not {nodes[e.v]} -> {nodes[e.u]}: links are "
-                                      "undirected here, list both directions (for a networkx "
-                                      "DiGraph whose arcs stand for links: g.to_undirected())")
-        arc_cap[2 * li] = cap[fw].sum()
-        arc_cap[2 * li + 1] = cap[bw].sum()
-        fwd_w = [edges[i].weight for i in fw if not math.isnan(edges[i].weight)]
-        bwd_w = [edges[i].weight for i in bw if not math.isnan(edges[i].weight)]
-        file_w[2 * li] = min(fwd_w) if fwd_w else np.nan
-        file_w[2 * li + 1] = min(bwd_w) if bwd_w else np.nan
-        mult[li] = max(len(fw), len(bw)) if any(edges[i].directed for i in groups[key]) else len(fw)
-        ds = [edges[i].delay for i in groups[key] if not math.isnan(edges[i].delay)]
-        if ds:
-            delay[li] = min(ds)
-        if all(known[groups[key]]):
-            known_links += 1
+    fwd_w, bwd_w = np.full(m, np.inf), np.full(m, np.inf)
+    w_known = ~np.isnan(ea.weight)
+    np.minimum.at(fwd_w, link_of[fw & w_known], ea.weight[fw & w_known])
+    np.minimum.at(bwd_w, link_of[bw & w_known], ea.weight[bw & w_known])
+    file_w[0::2] = np.where(np.isinf(fwd_w), np.nan, fwd_w)
+    file_w[1::2] = np.where(np.isinf(bwd_w), np.nan, bwd_w)
+    any_directed = np.bincount(link_of, weights=ea.directed, minlength=m) > 0
+    mult = np.where(any_directed, np.maximum(n_fw, n_bw), n_fw).astype(np.int32)
+    delay = np.full(m, np.inf)
+    d_known = ~np.isnan(ea.delay)
+    np.minimum.at(delay, link_of[d_known], ea.delay[d_known])
+    delay[np.isinf(delay)] = np.nan
+    known_links = int(np.count_nonzero(np.bincount(link_of, weights=~known, minlength=m) == 0))
     meta["capacity_known_links"] = known_links  # links whose file gives a speed, whatever the rule
 
     # ---- IGP weight per arc, then the delay fallback

@@ -11,7 +11,24 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import TopologyFormatError
 
-__all__ = ["read_text", "number", "integer", "unique_names", "opt_float"]
+__all__ = ["read_text", "number", "integer", "unique_names", "opt_float", "progress_bar",
+           "PROGRESS_BYTES"]
+
+#: Files larger than this show a progress bar while they are read (on a terminal).
+PROGRESS_BYTES = 8 << 20
+
+
+def progress_bar(path: Path, size: int) -> Any:
+    """A tqdm bar on stderr (terminals only) for reading ``size`` bytes of ``path``, or ``None``
+    for a file of at most :data:`PROGRESS_BYTES`."""
+    if size <= PROGRESS_BYTES:
+        return None
+    import sys
+
+    from tqdm.auto import tqdm
+
+    return tqdm(total=size, unit="B", unit_scale=True, desc=f"reading {Path(path).name}",
+                file=sys.stderr, leave=False, disable=None)
 
 
 def read_text(path: Path) -> str:

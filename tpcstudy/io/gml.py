@@ -10,11 +10,13 @@ import html
 import math
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
 
 from ..errors import TopologyFormatError
-from ..topology import RawEdge, Topology, build_topology
-from ._parse import opt_float, read_text, unique_names
+from ..topology import EdgeArrays, Topology, build_topology
+from ._parse import opt_float, progress_bar, read_text, unique_names
 
 __all__ = ["read_gml", "parse_gml"]
 
@@ -26,79 +28,106 @@ _GML_TOKEN = re.compile(
 GmlList = List[Tuple[str, Any, int]]
 
 
-def parse_gml(text: str, path: Path) -> GmlList:
-    """GML into nested lists of (key, value, line); values are str, float/int or lists."""
-    tokens: List[Tuple[str, str, int]] = []
+def _tokens(text: str, path: Path) -> Iterator[Tuple[str, str, int]]:
+    """The tokens of ``text`` as (kind, text, line), whitespace and comments left out; a
+    progress bar on a terminal for files of more than :data:`PROGRESS_BYTES`."""
     line, pos, end = 1, 0, len(text)
-    while pos < end:
-        m = _GML_TOKEN.match(text, pos)
-        if m is None:
-            snippet = text[pos: pos + 20].split("\n")[0]
-            raise TopologyFormatError(path, line, f"unexpected text {snippet!r}")
-        kind = m.lastgroup
-        tok = m.group()
-        if kind == "nl":
-            line += 1
-        elif kind not in ("ws", "comment"):
-            tokens.append((kind, tok, line))  # type: ignore[arg-type]
-            if kind == "str":
-                line += tok.count("\n")
-        pos = m.end()
+    bar = progress_bar(path, end)
+    next_tick = 1 << 22
+    try:
+        while pos < end:
+            m = _GML_TOKEN.match(text, pos)
+            if m is None:
+                snippet = text[pos: pos + 20].split("\n")[0]
+                raise TopologyFormatError(path, line, f"unexpected text {snippet!r}")
+            kind = m.lastgroup
+            tok = m.group()
+            if kind == "nl":
+                line += 1
+            elif kind not in ("ws", "comment"):
+                yield kind, tok, line  # type: ignore[misc]
+                if kind == "str":
+                    line += tok.count("\n")
+            pos = m.end()
+            if bar is not None and pos >= next_tick:
+                bar.update(pos - bar.n)
+                next_tick = pos + (1 << 22)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+Collapse = Callable[[str, GmlList, int], bool]
+
+
+def parse_gml(text: str, path: Path, collapse: Optional[Collapse] = None) -> GmlList:
+    """GML into nested lists of (key, value, line); values are str, float/int or lists.
+
+    ``collapse(key, block, line)`` is called as each block inside a top-level ``graph [...]``
+    closes (a ``node [...]``); when it returns ``True`` the block is not kept: a
+    reader consumes large files block by block in bounded memory.
+    """
     stack: List[GmlList] = [[]]
     opened: List[int] = []
-    i = 0
-    while i < len(tokens):
-        kind, tok, ln = tokens[i]
-        if kind == "close":
-            if not opened:
-                raise TopologyFormatError(path, ln, "']' without a matching '['")
-            done = stack.pop()
-            opened.pop()
-            key, _, kln = stack[-1][-1]
-            stack[-1][-1] = (key, done, kln)
-            i += 1
+    pending: Optional[Tuple[str, int]] = None
+    for kind, tok, ln in _tokens(text, path):
+        if pending is None:
+            if kind == "close":
+                if not opened:
+                    raise TopologyFormatError(path, ln, "']' without a matching '['")
+                done = stack.pop()
+                opened.pop()
+                key, _, kln = stack[-1][-1]
+                if (collapse is not None and len(stack) == 2 and stack[0][-1][0] == "graph"
+                        and collapse(key, done, kln)):
+                    stack[-1].pop()
+                else:
+                    stack[-1][-1] = (key, done, kln)
+            elif kind != "key":
+                raise TopologyFormatError(path, ln, f"expected a key, found {tok!r}")
+            else:
+                pending = (tok, ln)
             continue
-        if kind != "key":
-            raise TopologyFormatError(path, ln, f"expected a key, found {tok!r}")
-        if i + 1 >= len(tokens):
-            raise TopologyFormatError(path, ln, f"key {tok!r} has no value (file truncated?)")
-        vkind, vtok, vln = tokens[i + 1]
-        if vkind == "open":
-            stack[-1].append((tok, None, ln))
+        key, kln = pending
+        pending = None
+        if kind == "open":
+            stack[-1].append((key, None, kln))
             stack.append([])
-            opened.append(ln)
-        elif vkind == "str":
-            stack[-1].append((tok, html.unescape(vtok[1:-1]), ln))
-        elif vkind == "num":
-            num: Any = float(vtok) if any(c in vtok for c in ".eE") else int(vtok)
-            stack[-1].append((tok, num, ln))
+            opened.append(kln)
+        elif kind == "str":
+            stack[-1].append((key, html.unescape(tok[1:-1]), kln))
+        elif kind == "num":
+            num: Any = float(tok) if any(c in tok for c in ".eE") else int(tok)
+            stack[-1].append((key, num, kln))
         else:
-            raise TopologyFormatError(path, vln, f"key {tok!r} has no value, found {vtok!r}")
-        i += 2
+            raise TopologyFormatError(path, ln, f"key {key!r} has no value, found {tok!r}")
+    if pending is not None:
+        raise TopologyFormatError(path, pending[1], f"key {pending[0]!r} has no value (file "
+                                  "truncated?)")
     if opened:
         raise TopologyFormatError(path, opened[-1], "'[' opened here is never closed (file truncated?)")
     return stack[0]
 
 
 def read_gml(path: Path, capacity: str, weight: str) -> Topology:
-    """Read a Zoo GML file into a :class:`~tpcstudy.topology.Topology`."""
-    top = parse_gml(read_text(path), path)
-    graphs = [(v, ln) for k, v, ln in top if k == "graph"]
-    if not graphs or not isinstance(graphs[0][0], list):
-        raise TopologyFormatError(path, None, "no 'graph [ ... ]' block")
-    body, _ = graphs[0]
-    gattrs = {k: v for k, v, _ in body if not isinstance(v, list)}
+    """Read a Zoo GML file into a :class:`~tpcstudy.topology.Topology`.
+
+    Node and edge blocks are turned into compact lists as they close, so memory stays a small
+    multiple of the file's size however large it is.
+    """
     ids: List[Any] = []
     labels: List[Optional[str]] = []
     lat: List[float] = []
     lon: List[float] = []
     internal: List[int] = []
     index: Dict[Any, int] = {}
-    raw_edges: List[Tuple[Any, Any, Dict[str, Any], int]] = []
-    for key, val, ln in body:
+    e_src: List[Any] = []
+    e_dst: List[Any] = []
+    e_speed: List[float] = []
+    e_line: List[int] = []
+
+    def block(key: str, val: GmlList, ln: int) -> bool:
         if key == "node":
-            if not isinstance(val, list):
-                raise TopologyFormatError(path, ln, "'node' is not a [ ... ] block")
             attrs = {k: v for k, v, _ in val}
             if "id" not in attrs:
                 raise TopologyFormatError(path, ln, "node without an 'id'")
@@ -112,31 +141,53 @@ def read_gml(path: Path, capacity: str, weight: str) -> Topology:
             lat.append(opt_float(attrs.get("Latitude")))
             lon.append(opt_float(attrs.get("Longitude")))
             internal.append(int(attrs["Internal"]) if isinstance(attrs.get("Internal"), int) else 1)
-        elif key == "edge":
-            if not isinstance(val, list):
-                raise TopologyFormatError(path, ln, "'edge' is not a [ ... ] block")
-            raw_edges.append(({k: v for k, v, _ in val}.get("source"),
-                              {k: v for k, v, _ in val}.get("target"),
-                              {k: v for k, v, _ in val}, ln))
+            return True
+        if key == "edge":
+            attrs = {k: v for k, v, _ in val}
+            for end_name in ("source", "target"):
+                if attrs.get(end_name) is None:
+                    raise TopologyFormatError(path, ln, f"edge without a '{end_name}'")
+            speed = attrs.get("LinkSpeedRaw")
+            sp = math.nan
+            if speed is not None:
+                if not isinstance(speed, (int, float)) or not speed > 0 or not math.isfinite(speed):
+                    raise TopologyFormatError(path, ln, f"LinkSpeedRaw {speed!r} is not a positive "
+                                              "number")
+                sp = float(speed)
+            e_src.append(attrs["source"])
+            e_dst.append(attrs["target"])
+            e_speed.append(sp)
+            e_line.append(ln)
+            return True
+        return False
+
+    top = parse_gml(read_text(path), path, collapse=block)
+    graphs = [(v, ln) for k, v, ln in top if k == "graph"]
+    if not graphs or not isinstance(graphs[0][0], list):
+        raise TopologyFormatError(path, None, "no 'graph [ ... ]' block")
+    if len(graphs) > 1:
+        raise TopologyFormatError(path, graphs[1][1], "a second 'graph [ ... ]' block: one "
+                                  "topology per file")
+    body, _ = graphs[0]
+    for key, _value, ln in body:
+        if key in ("node", "edge"):  # a 'node'/'edge' that is a value, not a [ ... ] block
+            raise TopologyFormatError(path, ln, f"'{key}' is not a [ ... ] block")
+    gattrs = {k: v for k, v, _ in body if not isinstance(v, list)}
     if not ids:
         raise TopologyFormatError(path, None, "the graph has no nodes")
-    edges: List[RawEdge] = []
-    for s, t, attrs, ln in raw_edges:
+    us = np.empty(len(e_src), dtype=np.int64)
+    vs = np.empty(len(e_src), dtype=np.int64)
+    for i, (s, t) in enumerate(zip(e_src, e_dst)):
         for end_name, end in (("source", s), ("target", t)):
-            if end is None:
-                raise TopologyFormatError(path, ln, f"edge without a '{end_name}'")
             if end not in index:
-                raise TopologyFormatError(path, ln, f"edge {end_name} {end!r} is not a node id")
-        speed = attrs.get("LinkSpeedRaw")
-        sp = math.nan
-        if speed is not None:
-            if not isinstance(speed, (int, float)) or not speed > 0 or not math.isfinite(speed):
-                raise TopologyFormatError(path, ln, f"LinkSpeedRaw {speed!r} is not a positive number")
-            sp = float(speed)
-        edges.append(RawEdge(index[s], index[t], speed=sp))
+                raise TopologyFormatError(path, e_line[i], f"edge {end_name} {end!r} is not a node id")
+        us[i], vs[i] = index[s], index[t]
+    m = len(e_src)
+    edges = EdgeArrays(us, vs, np.array(e_speed, dtype=np.float64), np.full(m, np.nan),
+                       np.full(m, np.nan), np.zeros(m, dtype=bool), np.array(e_line, dtype=np.int64))
     name = path.stem
     meta = {"format": "gml", "network": str(gattrs.get("Network", gattrs.get("label", name))),
-            "raw_links": len(edges), "self_loops": sum(e.u == e.v for e in edges)}
+            "raw_links": m, "self_loops": int(np.count_nonzero(us == vs))}
     if "SourceGitVersion" in gattrs:
         meta["zoo_version"] = str(gattrs["SourceGitVersion"])
     return build_topology(name, unique_names(labels, ids), edges, capacity=capacity, weight=weight,

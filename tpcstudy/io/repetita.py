@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 from ..errors import TopologyFormatError
-from ..topology import RawEdge, Topology, build_topology
-from ._parse import integer, number, read_text, unique_names
+from ..topology import EdgeArrays, Topology, build_topology
+from ._parse import integer, number, progress_bar, read_text, unique_names
 
 __all__ = ["read_graph", "read_demands"]
 
@@ -35,20 +35,43 @@ def _header(lines: List[str], i: int, word: str, path: Path) -> Tuple[int, int]:
     return count, i + 2  # the column header line follows
 
 
-def _rows(lines: List[str], start: int, count: int, ncols: int, path: Path,
-          what: str) -> List[Tuple[int, List[str]]]:
-    rows = []
-    for k in range(count):
-        i = start + k
-        if i >= len(lines) or not lines[i].strip():
-            raise TopologyFormatError(path, i + 1, f"expected {count} {what} lines, found {k} "
-                                      "(file truncated?)")
-        parts = lines[i].split()
-        if len(parts) != ncols:
-            raise TopologyFormatError(path, i + 1, f"{what} line has {len(parts)} fields, expected "
-                                      f"{ncols}: {lines[i].strip()!r}")
-        rows.append((i + 1, parts))
-    return rows
+#: Lines converted at a time: memory stays bounded however long the file.
+CHUNK = 1 << 16
+
+
+def _columns(lines: List[str], start: int, count: int, ncols: int, path: Path, what: str,
+             spec: Dict[int, Tuple[Any, str]]) -> Dict[int, np.ndarray]:
+    """The ``count`` lines from ``start`` (each ``ncols`` fields) as one array per column of
+    ``spec`` (``{column: (int or float, name)}``), converted a chunk at a time; a field that is
+    not a (finite) number is a :class:`TopologyFormatError` naming its line and value."""
+    out = {c: np.empty(count, dtype=np.int64 if kind is int else np.float64)
+           for c, (kind, _) in spec.items()}
+    for a in range(0, count, CHUNK):
+        b = min(count, a + CHUNK)
+        rows = []
+        for k in range(a, b):
+            i = start + k
+            if i >= len(lines) or not lines[i].strip():
+                raise TopologyFormatError(path, i + 1, f"expected {count} {what} lines, found {k} "
+                                          "(file truncated?)")
+            parts = lines[i].split()
+            if len(parts) != ncols:
+                raise TopologyFormatError(path, i + 1, f"{what} line has {len(parts)} fields, "
+                                          f"expected {ncols}: {lines[i].strip()!r}")
+            rows.append(parts)
+        cols = list(zip(*rows))
+        for c, (kind, name) in spec.items():
+            try:
+                arr = np.array(cols[c], dtype=out[c].dtype)
+                ok = kind is int or bool(np.isfinite(arr).all())
+            except (ValueError, OverflowError):
+                ok = False
+            if not ok:  # the scalar checks find the line and say what is wrong
+                check = integer if kind is int else number
+                for k, parts in enumerate(rows):
+                    check(parts[c], path, start + a + k + 1, name)
+            out[c][a:b] = arr
+    return out
 
 
 def _no_more(lines: List[str], start: int, word: str, count: int, path: Path) -> None:
@@ -61,35 +84,44 @@ def _no_more(lines: List[str], start: int, word: str, count: int, path: Path) ->
 
 def read_graph(path: Path, capacity: str, weight: str) -> Topology:
     """Read a REPETITA ``.graph`` file (capacity ``zoo`` means the file's own, ``file``)."""
-    lines = read_text(path).split("\n")
+    text = read_text(path)
+    bar = progress_bar(path, len(text))
+    lines = text.split("\n")
+    del text
     n, i = _header(lines, 0, "NODES", path)
     if n == 0:
         raise TopologyFormatError(path, 1, "NODES 0: the graph has no nodes")
-    node_rows = _rows(lines, i, n, 3, path, "node")
-    labels = [p[0] for _, p in node_rows]
-    lon = [number(p[1], path, ln, "x (longitude)") for ln, p in node_rows]
-    lat = [number(p[2], path, ln, "y (latitude)") for ln, p in node_rows]
+    nodes = _columns(lines, i, n, 3, path, "node", {1: (float, "x (longitude)"),
+                                                    2: (float, "y (latitude)")})
+    labels = [lines[i + k].split(None, 1)[0] for k in range(n)]
     m, j = _header(lines, i + n, "EDGES", path)
-    edges = []
-    for ln, p in _rows(lines, j, m, 6, path, "edge"):
-        s, t = integer(p[1], path, ln, "src"), integer(p[2], path, ln, "dest")
-        for what, x in (("src", s), ("dest", t)):
-            if not 0 <= x < n:
-                raise TopologyFormatError(path, ln, f"{what} {x} is not a node id (0..{n - 1})")
-        w = number(p[3], path, ln, "weight")
-        bw = number(p[4], path, ln, "bw")
-        d = number(p[5], path, ln, "delay")
-        if w <= 0:
-            raise TopologyFormatError(path, ln, f"weight {p[3]!r} is not positive")
-        if bw <= 0:
-            raise TopologyFormatError(path, ln, f"bw {p[4]!r} is not positive")
-        edges.append(RawEdge(s, t, speed=bw, weight=w, delay=d, directed=True, line=ln))
+    cols = _columns(lines, j, m, 6, path, "edge", {1: (int, "src"), 2: (int, "dest"),
+                                                   3: (float, "weight"), 4: (float, "bw"),
+                                                   5: (float, "delay")})
+    src, dst, w, bw = cols[1], cols[2], cols[3], cols[4]
+    for what, x in (("src", src), ("dest", dst)):
+        bad = np.flatnonzero((x < 0) | (x >= n))
+        if len(bad):
+            raise TopologyFormatError(path, j + int(bad[0]) + 1, f"{what} {int(x[bad[0]])} is "
+                                      f"not a node id (0..{n - 1})")
+    for c, what, x in ((3, "weight", w), (4, "bw", bw)):
+        bad = np.flatnonzero(x <= 0)
+        if len(bad):
+            k = int(bad[0])
+            raise TopologyFormatError(path, j + k + 1, f"{what} {lines[j + k].split()[c]!r} is "
+                                      "not positive")
     _no_more(lines, j + m, "EDGES", m, path)
+    if bar is not None:
+        bar.close()
+    del lines
+    edges = EdgeArrays(src, dst, bw, w, cols[5], np.ones(m, dtype=bool),
+                       np.arange(j + 1, j + m + 1, dtype=np.int64))
     meta = {"format": "repetita", "raw_links": m, "capacity_unit": "kbit/s",
             "delay_unit": "file (REPETITA, unit unstated)"}
     cap_rule = "file" if capacity == "zoo" else capacity
     return build_topology(path.stem, unique_names(labels, list(range(n))), edges, capacity=cap_rule,
-                          weight=weight, latitude=lat, longitude=lon, meta=meta, source=str(path))
+                          weight=weight, latitude=nodes[2], longitude=nodes[1], meta=meta,
+                          source=str(path))
 
 
 def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None) -> np.ndarray:
@@ -102,15 +134,17 @@ def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None)
     d, i = _header(lines, 0, "DEMANDS", p)
     n = topo.num_nodes if topo is not None else None
     out = np.zeros(d, dtype=[("src", np.int32), ("dst", np.int32), ("bw", np.float64)])
-    for k, (ln, parts) in enumerate(_rows(lines, i, d, 4, p, "demand")):
-        s, t = integer(parts[1], p, ln, "src"), integer(parts[2], p, ln, "dest")
-        for what, x in (("src", s), ("dest", t)):
-            if x < 0 or (n is not None and x >= n):
-                raise TopologyFormatError(p, ln, f"{what} {x} is not a node id"
-                                          + (f" (0..{n - 1})" if n is not None else ""))
-        bw = number(parts[3], p, ln, "bw")
-        if bw < 0:
-            raise TopologyFormatError(p, ln, f"bw {parts[3]!r} is negative")
-        out[k] = (s, t, bw)
+    cols = _columns(lines, i, d, 4, p, "demand", {1: (int, "src"), 2: (int, "dest"),
+                                                  3: (float, "bw")})
+    for what, x in (("src", cols[1]), ("dest", cols[2])):
+        bad = np.flatnonzero((x < 0) | ((x >= n) if n is not None else False))
+        if len(bad):
+            raise TopologyFormatError(p, i + int(bad[0]) + 1, f"{what} {int(x[bad[0]])} is not a "
+                                      "node id" + (f" (0..{n - 1})" if n is not None else ""))
+    bad = np.flatnonzero(cols[3] < 0)
+    if len(bad):
+        k = int(bad[0])
+        raise TopologyFormatError(p, i + k + 1, f"bw {lines[i + k].split()[3]!r} is negative")
+    out["src"], out["dst"], out["bw"] = cols[1], cols[2], cols[3]
     _no_more(lines, i + d, "DEMANDS", d, p)
     return out
