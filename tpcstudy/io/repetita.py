@@ -40,7 +40,7 @@ CHUNK = 1 << 16
 
 
 def _columns(lines: List[str], start: int, count: int, ncols: int, path: Path, what: str,
-             spec: Dict[int, Tuple[Any, str]]) -> Dict[int, np.ndarray]:
+             spec: Dict[int, Tuple[Any, str]], bar: Any = None) -> Dict[int, np.ndarray]:
     """The ``count`` lines from ``start`` (each ``ncols`` fields) as one array per column of
     ``spec`` (``{column: (int or float, name)}``), converted a chunk at a time; a field that is
     not a (finite) number is a :class:`TopologyFormatError` naming its line and value."""
@@ -59,6 +59,8 @@ def _columns(lines: List[str], start: int, count: int, ncols: int, path: Path, w
                 raise TopologyFormatError(path, i + 1, f"{what} line has {len(parts)} fields, "
                                           f"expected {ncols}: {lines[i].strip()!r}")
             rows.append(parts)
+        if bar is not None:
+            bar.update(sum(len(lines[start + k]) + 1 for k in range(a, b)))
         cols = list(zip(*rows))
         for c, (kind, name) in spec.items():
             try:
@@ -88,16 +90,24 @@ def read_graph(path: Path, capacity: str, weight: str) -> Topology:
     bar = progress_bar(path, len(text))
     lines = text.split("\n")
     del text
+    try:
+        return _graph(path, lines, capacity, weight, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _graph(path: Path, lines: List[str], capacity: str, weight: str, bar: Any) -> Topology:
     n, i = _header(lines, 0, "NODES", path)
     if n == 0:
         raise TopologyFormatError(path, 1, "NODES 0: the graph has no nodes")
     nodes = _columns(lines, i, n, 3, path, "node", {1: (float, "x (longitude)"),
-                                                    2: (float, "y (latitude)")})
+                                                    2: (float, "y (latitude)")}, bar)
     labels = [lines[i + k].split(None, 1)[0] for k in range(n)]
     m, j = _header(lines, i + n, "EDGES", path)
     cols = _columns(lines, j, m, 6, path, "edge", {1: (int, "src"), 2: (int, "dest"),
                                                    3: (float, "weight"), 4: (float, "bw"),
-                                                   5: (float, "delay")})
+                                                   5: (float, "delay")}, bar)
     src, dst, w, bw = cols[1], cols[2], cols[3], cols[4]
     for what, x in (("src", src), ("dest", dst)):
         bad = np.flatnonzero((x < 0) | (x >= n))
@@ -111,8 +121,6 @@ def read_graph(path: Path, capacity: str, weight: str) -> Topology:
             raise TopologyFormatError(path, j + k + 1, f"{what} {lines[j + k].split()[c]!r} is "
                                       "not positive")
     _no_more(lines, j + m, "EDGES", m, path)
-    if bar is not None:
-        bar.close()
     del lines
     edges = EdgeArrays(src, dst, bw, w, cols[5], np.ones(m, dtype=bool),
                        np.arange(j + 1, j + m + 1, dtype=np.int64))
