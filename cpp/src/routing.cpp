@@ -1,10 +1,12 @@
 // Shortest paths, ECMP ratios, the all-pairs routing table and the segment-cost pass.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <numeric>
 #include <queue>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "tpcstudy/paths.hpp"
@@ -405,88 +407,111 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     std::stable_sort(idx.begin(), idx.end(),
                      [&](size_t a, size_t b) { return sources[a] < sources[b]; });
     const size_t nz = static_cast<size_t>(n);
-    std::vector<double> D(static_cast<size_t>(k) * nz);   // D[(j-1) * n + t]
-    std::vector<int32_t> pred(static_cast<size_t>(k) * nz, -1);
-    std::vector<double> best(nz);
-    std::vector<int32_t> arg(nz);
     std::vector<std::vector<int32_t>> wps(p);
     SrPaths r;
     r.values.assign(p, kInf);
-    // One source at a time (its pairs are contiguous in idx): layers 1..k-2 of the DP for every
-    // target, the last layer only for the targets this source's pairs ask for.
+    // The groups of pairs sharing a source (contiguous in idx): each group's DP is independent
+    // and writes only its own pairs' results, so threads take whole groups.
+    std::vector<size_t> groups;
     for (size_t g = 0; g < p;) {
+        groups.push_back(g);
         const int32_t s = sources[idx[g]];
-        size_t g_end = g;
-        while (g_end < p && sources[idx[g_end]] == s) ++g_end;
-        std::copy(cost + s * nz, cost + (s + 1) * nz, D.begin());
-        D[s] = 0.0;
-        for (int32_t j = 1; j < k; ++j) {
-            const double* prev = &D[(j - 1) * nz];
-            double* cur = &D[j * nz];
-            int32_t* pj = &pred[j * nz];
-            const bool last = j == k - 1;
-            if (!last) {
-                std::fill(best.begin(), best.end(), kInf);
-                std::fill(arg.begin(), arg.end(), -1);
-                for (int32_t w = 0; w < n; ++w) {
-                    const double dw = prev[w];
-                    if (w == s || !(dw < kInf)) continue;
-                    const double* row = cost + w * nz;
-                    double* b = best.data();
-                    int32_t* a = arg.data();
-                    for (size_t t = 0; t < nz; ++t) {  // branch-free: vectorises
-                        const double c = dw + row[t];
-                        const bool better = c < b[t];
-                        b[t] = better ? c : b[t];
-                        a[t] = better ? w : a[t];
-                    }
-                }
-            } else {
-                for (size_t q = g; q < g_end; ++q) {
-                    const int32_t t = targets[idx[q]];
-                    double bt = kInf;
-                    int32_t at = -1;
+        while (g < p && sources[idx[g]] == s) ++g;
+    }
+    groups.push_back(p);
+    const size_t ng = groups.size() - 1;
+    // One source at a time: layers 1..k-2 of the DP for every target, the last layer only for
+    // the targets this source's pairs ask for.
+    auto run_groups = [&](std::atomic<size_t>& next) {
+        std::vector<double> D(static_cast<size_t>(k) * nz);   // D[(j-1) * n + t]
+        std::vector<int32_t> pred(static_cast<size_t>(k) * nz, -1);
+        std::vector<double> best(nz);
+        std::vector<int32_t> arg(nz);
+        for (;;) {
+            const size_t gi = next.fetch_add(1);
+            if (gi >= ng) break;
+            const size_t g = groups[gi], g_end = groups[gi + 1];
+            const int32_t s = sources[idx[g]];
+            std::copy(cost + s * nz, cost + (s + 1) * nz, D.begin());
+            D[s] = 0.0;
+            for (int32_t j = 1; j < k; ++j) {
+                const double* prev = &D[(j - 1) * nz];
+                double* cur = &D[j * nz];
+                int32_t* pj = &pred[j * nz];
+                const bool last = j == k - 1;
+                if (!last) {
+                    std::fill(best.begin(), best.end(), kInf);
+                    std::fill(arg.begin(), arg.end(), -1);
                     for (int32_t w = 0; w < n; ++w) {
                         const double dw = prev[w];
                         if (w == s || !(dw < kInf)) continue;
-                        const double c = dw + cost[static_cast<size_t>(w) * nz + t];
-                        if (c < bt) { bt = c; at = w; }
+                        const double* row = cost + w * nz;
+                        double* b = best.data();
+                        int32_t* a = arg.data();
+                        for (size_t t = 0; t < nz; ++t) {  // branch-free: vectorises
+                            const double c = dw + row[t];
+                            const bool better = c < b[t];
+                            b[t] = better ? c : b[t];
+                            a[t] = better ? w : a[t];
+                        }
                     }
-                    best[t] = bt;
-                    arg[t] = at;
-                }
-            }
-            auto settle = [&](size_t t) {
-                if (arg[t] >= 0 && arg[t] != static_cast<int32_t>(t) && improves(best[t], prev[t])) {
-                    cur[t] = best[t];
-                    pj[t] = arg[t];
                 } else {
-                    cur[t] = prev[t];
-                    pj[t] = -1;
+                    for (size_t q = g; q < g_end; ++q) {
+                        const int32_t t = targets[idx[q]];
+                        double bt = kInf;
+                        int32_t at = -1;
+                        for (int32_t w = 0; w < n; ++w) {
+                            const double dw = prev[w];
+                            if (w == s || !(dw < kInf)) continue;
+                            const double c = dw + cost[static_cast<size_t>(w) * nz + t];
+                            if (c < bt) { bt = c; at = w; }
+                        }
+                        best[t] = bt;
+                        arg[t] = at;
+                    }
                 }
-            };
-            if (!last) {
-                for (size_t t = 0; t < nz; ++t) settle(t);
-            } else {
-                for (size_t q = g; q < g_end; ++q) settle(static_cast<size_t>(targets[idx[q]]));
+                auto settle = [&](size_t t) {
+                    if (arg[t] >= 0 && arg[t] != static_cast<int32_t>(t) && improves(best[t], prev[t])) {
+                        cur[t] = best[t];
+                        pj[t] = arg[t];
+                    } else {
+                        cur[t] = prev[t];
+                        pj[t] = -1;
+                    }
+                };
+                if (!last) {
+                    for (size_t t = 0; t < nz; ++t) settle(t);
+                } else {
+                    for (size_t q = g; q < g_end; ++q) settle(static_cast<size_t>(targets[idx[q]]));
+                }
+            }
+            for (size_t q = g; q < g_end; ++q) {
+                const size_t i = idx[q];
+                const int32_t t = targets[i];
+                r.values[i] = s == t ? 0.0 : D[(k - 1) * nz + t];
+                if (s == t || !(r.values[i] < kInf)) continue;
+                int32_t node = t;
+                for (int32_t j = k - 1; j >= 1; --j) {
+                    int32_t w = pred[j * nz + node];
+                    if (w >= 0) {
+                        wps[i].push_back(w);
+                        node = w;
+                    }
+                }
+                std::reverse(wps[i].begin(), wps[i].end());
             }
         }
-        for (size_t q = g; q < g_end; ++q) {
-            const size_t i = idx[q];
-            const int32_t t = targets[i];
-            r.values[i] = s == t ? 0.0 : D[(k - 1) * nz + t];
-            if (s == t || !(r.values[i] < kInf)) continue;
-            int32_t node = t;
-            for (int32_t j = k - 1; j >= 1; --j) {
-                int32_t w = pred[j * nz + node];
-                if (w >= 0) {
-                    wps[i].push_back(w);
-                    node = w;
-                }
-            }
-            std::reverse(wps[i].begin(), wps[i].end());
-        }
-        g = g_end;
+    };
+    // Threads: at most the hardware's, and only when there are enough sources to share.
+    int32_t nt = static_cast<int32_t>(std::thread::hardware_concurrency());
+    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(ng / 8)));
+    std::atomic<size_t> next{0};
+    if (nt == 1) {
+        run_groups(next);
+    } else {
+        std::vector<std::thread> pool;
+        for (int32_t i = 0; i < nt; ++i) pool.emplace_back([&]() { run_groups(next); });
+        for (auto& th : pool) th.join();
     }
     r.offsets.assign(p + 1, 0);
     for (size_t i = 0; i < p; ++i) {
