@@ -54,6 +54,9 @@ _TCP_INFO_LEN = 232
 _LINGER0 = struct.pack("ii", 1, 0)
 _CHUNK = 1 << 16
 _RECV = 1 << 18
+#: ``IPPROTO_MPTCP`` (``<linux/in.h>``): a multipath TCP socket; its subflows come from the path
+#: manager's endpoints (:mod:`tpcstudy.emulate.mptcp`).
+IPPROTO_MPTCP = 262
 
 
 def tcp_info(sock: socket.socket) -> Dict[str, int]:
@@ -85,15 +88,17 @@ class _NetnsSwitch:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
 
-    def socket_in(self, netns: Optional[str]) -> socket.socket:
+    def socket_in(self, netns: Optional[str], mptcp: bool = False) -> socket.socket:
+        """A TCP socket (``mptcp``: the kernel's MPTCP, ``IPPROTO_MPTCP``) in ``netns``."""
+        proto = IPPROTO_MPTCP if mptcp else 0
         if not netns:
-            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM, proto)
         fd = self.fds.get(netns)
         if fd is None:
             fd = self.fds[netns] = os.open(f"/run/netns/{netns}", os.O_RDONLY)
         self._set(fd)
         try:
-            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM, proto)
         finally:
             self._set(self.home)
 
@@ -134,7 +139,7 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
     ep = select.epoll()
     listeners: Dict[int, socket.socket] = {}
     for spec in job["listen"]:
-        s = ns.socket_in(spec.get("netns"))
+        s = ns.socket_in(spec.get("netns"), bool(spec.get("mptcp")))  # MPTCP takes TCP too
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((spec["addr"], int(spec["port"])))
         s.listen(4096)
@@ -285,7 +290,7 @@ def run_sender(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, Any
     results: Dict[str, Dict[str, Any]] = {}
     for spec in job["connections"]:
         cid = int(spec["id"])
-        s = ns.socket_in(spec.get("netns"))
+        s = ns.socket_in(spec.get("netns"), bool(spec.get("mptcp")))
         try:
             s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, spec.get("cc", "cubic").encode())
             s.bind((spec["src"], 0))

@@ -34,7 +34,8 @@ TAIL = 0.3
 class Flow:
     """One TCP connection: ``source`` and ``destination`` router names, the SRHs of its path
     list (exact bytes, first one used from the start; empty list: plain routing), an optional
-    changer (see :mod:`~tpcstudy.emulate.agent`) and pacing rate."""
+    changer (see :mod:`~tpcstudy.emulate.agent`) and pacing rate; ``mptcp``: a multipath TCP
+    connection (its subflows: :mod:`~tpcstudy.emulate.mptcp`)."""
 
     id: int
     source: str
@@ -43,6 +44,7 @@ class Flow:
     changer: Optional[Dict[str, Any]] = None
     pacing_bps: Optional[int] = None
     timeline: bool = False
+    mptcp: bool = False
 
 
 @dataclasses.dataclass
@@ -123,14 +125,14 @@ def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: 
     if not flows:
         raise EmulationError("no flow to run")
     dests = sorted({f.destination for f in flows}, key=lambda r: spec.topology.index_of(r))
-    listen = [{"netns": spec.router(d).netns, "addr": str(spec.host(d)), "port": PORT}
-              for d in dests]
+    listen = [{"netns": spec.router(d).netns, "addr": str(spec.host(d)), "port": PORT,
+               "mptcp": any(f.mptcp for f in flows if f.destination == d)} for d in dests]
     conns = []
     for f in flows:
         conns.append({"id": f.id, "netns": spec.router(f.source).netns,
                       "src": str(spec.host(f.source)), "dst": str(spec.host(f.destination)),
                       "port": PORT, "paths": [p.hex() for p in f.paths], "cc": cc,
-                      "changer": f.changer, "pacing_bps": f.pacing_bps})
+                      "changer": f.changer, "pacing_bps": f.pacing_bps, "mptcp": f.mptcp})
     parent = os.getpid()
     rjob = {"role": "receiver", "parent": parent, "listen": listen,
             "timeline": [f.id for f in flows if f.timeline]}

@@ -18,7 +18,7 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 from ..study.emulation import recovery_summary
 from .common import COLORS, axes_for, cdf
 
-__all__ = ["plot_throughput", "plot_recovery", "STRATEGY_COLORS"]
+__all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "STRATEGY_COLORS"]
 
 STRATEGY_COLORS = {"plain": "#7f7f7f", "nrto": "#d62728", "timeout": "#1f77b4"}
 
@@ -118,4 +118,35 @@ def plot_recovery(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     a.set_ylim(0, 1.02)
     a.set_title(title or "a link of the connection's path fails", fontsize=10)
     a.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
+                  title: Optional[str] = None) -> Any:
+    """SEMPER's dumbbell with real MPTCP: total throughput (paths; dashed: the mptcp:K model's
+    value) and Jain's index over the hosts, against the subflows K, one line per P. ``ax``: two
+    Axes."""
+    by_p: Dict[int, List[Mapping[str, Any]]] = {}
+    for r in rows:
+        if _num(r.get("measured")) is not None and _num(r.get("paths")) is not None:
+            by_p.setdefault(int(float(r["paths"])), []).append(r)
+    fig, axes = axes_for(ax, 2, width=8.0, height=3.6)
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    for i, (p, rs) in enumerate(sorted(by_p.items())):
+        rs = sorted(rs, key=lambda r: float(r["subflows"]))
+        ks = [float(r["subflows"]) for r in rs]
+        c = colors[i % len(colors)]
+        axes[0].plot(ks, [float(r["measured"]) for r in rs], marker="o", color=c, label=f"P={p}")
+        axes[0].plot(ks, [float(r["model_value"]) for r in rs], linestyle="--", color=c,
+                     linewidth=1)
+        axes[1].plot(ks, [float(r["jain"]) for r in rs], marker="o", color=c, label=f"P={p}")
+    for a in axes:
+        a.set_xscale("log", base=2)
+        a.set_xlabel("subflows per connection (K)")
+    axes[0].set_ylabel("total goodput (paths)")
+    axes[0].set_title(title or "real MPTCP (dots) vs the mptcp:K model (dashed)", fontsize=10)
+    axes[0].legend(fontsize=8)
+    axes[1].set_ylabel("Jain's index over hosts")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].set_title("fairness", fontsize=10)
     return fig

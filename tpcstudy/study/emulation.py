@@ -15,11 +15,15 @@ import math
 import statistics
 from typing import Any, Dict, List, Mapping, Sequence
 
-__all__ = ["THROUGHPUT", "FAILOVER", "STRATEGIES", "recovery_summary", "format_recovery",
-           "throughput_summary", "summary_line"]
+__all__ = ["THROUGHPUT", "FAILOVER", "MPTCP", "STRATEGIES", "recovery_summary",
+           "format_recovery", "throughput_summary", "summary_line", "format_dumbbell"]
 
 THROUGHPUT = "emulate-throughput"
 FAILOVER = "emulate-failover"
+#: SEMPER's dumbbell with real MPTCP (``tpcstudy emulate dumbbell``): one row per (paths,
+#: hosts, subflows, seed) with the measured total (path units), the model's and the LP's value
+#: and Jain's index over the hosts.
+MPTCP = "emulate-mptcp"
 #: Failover strategies, in the order they are drawn and printed.
 STRATEGIES = ("plain", "nrto", "timeout")
 
@@ -106,6 +110,10 @@ def summary_line(results: Any) -> str:
         return "; ".join(f"{s['strategy']}{' ' + s['param'] if s['param'] else ''}: median "
                          f"{s['median']:.2f} s over {s['hit']} runs"
                          for s in recovery_summary(rows))
+    if getattr(results, "kind", "") == MPTCP:
+        return "; ".join(f"P={int(_num(r['paths']))} K={int(_num(r['subflows']))}: "
+                         f"{_num(r['measured']):.2f} (model {_num(r['model_value']):.2f}), Jain "
+                         f"{_num(r['jain']):.2f}" for r in rows)
     parts = []
     for m, s in throughput_summary(rows).items():
         text = f"{m}: measured/LP {s['ratio']:.3f} (ceiling {s['ceiling']:.3f})"
@@ -113,3 +121,18 @@ def summary_line(results: Any) -> str:
             text += f", gain {s['measured_gain']:.2f} (LP {s['lp_gain']:.2f})"
         parts.append(text)
     return "; ".join(parts) + " (medians over draws)"
+
+
+def format_dumbbell(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The dumbbell table: per P and K, measured throughput (paths) beside the mptcp:K model
+    and the LP, Jain's index, subflows joined."""
+    lines = [f"{'paths':>5} {'K':>3} {'measured':>9} {'model':>7} {'LP':>4} {'meas/LP':>8} "
+             f"{'Jain':>6} {'joined':>8}"]
+    for r in sorted(rows, key=lambda r: (_num(r.get("paths")), _num(r.get("subflows")),
+                                         _num(r.get("seed")))):
+        lines.append(f"{int(_num(r['paths'])):>5} {int(_num(r['subflows'])):>3} "
+                     f"{_num(r['measured']):>9.2f} {_num(r['model_value']):>7.2f} "
+                     f"{_num(r['lp_value']):>4.0f} {_num(r['ratio']):>8.3f} "
+                     f"{_num(r['jain']):>6.3f} {int(_num(r['joined'])):>3}/"
+                     f"{int(_num(r['expected_joins'])):<4}")
+    return "\n".join(lines)

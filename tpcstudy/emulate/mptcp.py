@@ -1,0 +1,235 @@
+"""Real MPTCP (the kernel's, ``IPPROTO_MPTCP``) on the emulated network, and SEMPER's dumbbell.
+
+SEMPER ("A Stateless Traffic Engineering Solution for WAN based on MP-TCP", Garcia-Aviles et al.)
+gives each host K subflows and lets the network's ECMP hashing spread them over the equal-cost
+paths, with no state in the routers. The study's ``mptcp:K`` model (docs/method.md §4) is that
+idea on paper: each subflow follows one path drawn by per-hop hashing. Here it runs for real:
+
+- **subflows**: the source router gets K - 1 more addresses of its host prefix on ``lo``, each an
+  in-kernel path-manager endpoint with the ``subflow`` flag (``ip mptcp endpoint add ADDR
+  subflow``; not ``dev lo``: a subflow bound to ``lo`` cannot leave the router), and both ends
+  raise ``ip mptcp limits`` to K. Each subflow has its own source address, so the routers' ECMP
+  hash (policy 0, a seed per namespace: independent per-hop choices, as the model assumes)
+  places each on one path; two subflows may land on the same path (a collision).
+- **dumbbell** (:func:`dumbbell`): routers ``A`` and ``B`` joined by P equal-cost two-hop paths
+  ``A - Pj - B`` of capacity 1; N clients ``C1..CN`` behind ``A`` and N servers ``S1..SN`` behind
+  ``B`` on access links of capacity P (never the bottleneck); client ``Ci`` opens one MPTCP
+  connection with K subflows to ``Si``. The LP optimum is P (every path full); the ``mptcp:K``
+  model's value (the mean over hash draws) says how much of it K hashed subflows reach.
+- :func:`run_dumbbell` measures, for each P and K, the total goodput (in path units) and Jain's
+  fairness index over the hosts, with the subflows that came up, beside the model's value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import math
+import subprocess
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import Topology, default_plan, max_flow
+from ..errors import EmulationError, UsageError
+from ..metrics import jain_index
+from ..study.emulation import MPTCP as MPTCP_KIND
+from ..study.provenance import write_meta
+from ..study.store import ResultStore, folder_lock, read_results
+from ..study.tasks import task_id
+from .lifecycle import Emulation, new_prefix
+from .agent import IPPROTO_MPTCP
+from .runs import system_info
+from .scenarios import Scenario
+from .spec import NetworkSpec, network_spec
+from .traffic import Flow, run_flows
+
+__all__ = ["dumbbell", "subflow_commands", "enable_subflows", "run_dumbbell", "COLUMNS", "KEY",
+           "MPTCP_KIND", "MAX_SUBFLOWS", "model_value", "mptcp_available"]
+
+#: The kernel's limit on subflows per connection (``ip mptcp limits``).
+MAX_SUBFLOWS = 8
+COLUMNS = ["scenario", "paths", "hosts", "subflows", "seed", "lp_value", "model_value",
+           "measured", "ratio", "jain", "joined", "expected_joins", "link_mbps", "seconds",
+           "cpu_busy", "per_host"]
+KEY = ["scenario", "paths", "hosts", "subflows", "seed"]
+
+
+def dumbbell(paths: int = 2, hosts: int = 4) -> Scenario:
+    """SEMPER's dumbbell (module docstring): P equal-cost paths, N client/server pairs."""
+    if not 1 <= paths <= 64 or not 1 <= hosts <= 64:
+        raise UsageError(f"dumbbell: paths {paths} and hosts {hosts} must be in 1..64")
+    nodes = ["A", "B"] + [f"P{j}" for j in range(1, paths + 1)] \
+        + [f"C{i}" for i in range(1, hosts + 1)] + [f"S{i}" for i in range(1, hosts + 1)]
+    idx = {n: i for i, n in enumerate(nodes)}
+    links: List[Tuple[str, str, float]] = []
+    for j in range(1, paths + 1):
+        links += [("A", f"P{j}", 1.0), ("B", f"P{j}", 1.0)]
+    for i in range(1, hosts + 1):
+        links += [("A", f"C{i}", float(paths)), ("B", f"S{i}", float(paths))]
+    u = np.array([min(idx[a], idx[b]) for a, b, _ in links], dtype=np.int32)
+    v = np.array([max(idx[a], idx[b]) for a, b, _ in links], dtype=np.int32)
+    cap = np.repeat([c for _, _, c in links], 2).astype(np.float64)
+    meta = {"capacity_unit": "link", "capacity_rule": f"dumbbell: 1 per path link, {paths} per "
+            "access link", "weight_rule": "dumbbell: hop (all paths equal cost)", "pruned": True,
+            "source": "scenario dumbbell"}
+    topo = Topology(f"dumbbell-{paths}x{hosts}", nodes, u, v, cap, np.ones(len(cap)), meta=meta)
+    ends = [f"C{i}" for i in range(1, hosts + 1)] + [f"S{i}" for i in range(1, hosts + 1)]
+    plan = default_plan(topo, edge_routers=ends)
+    pairs = [(f"C{i}", f"S{i}") for i in range(1, hosts + 1)]
+    return Scenario(topo.name, topo, pairs, plan, 1,
+                    f"SEMPER's dumbbell: {paths} equal-cost paths between A and B; {hosts} "
+                    "clients behind A send to as many servers behind B, one MPTCP connection "
+                    "each")
+
+
+def subflow_commands(spec: NetworkSpec, sources: Sequence[str], destinations: Sequence[str],
+                     k: int) -> List[Tuple[str, List[str]]]:
+    """The ``(namespace, ip argv)`` commands giving every source's MPTCP connections ``k``
+    subflows (module docstring): limits on both ends, ``k - 1`` extra addresses and endpoints on
+    each source."""
+    if not 1 <= int(k) <= MAX_SUBFLOWS:
+        raise UsageError(f"subflows {k}: the kernel allows 1 to {MAX_SUBFLOWS} per connection")
+    out: List[Tuple[str, List[str]]] = []
+    for name in dict.fromkeys(list(sources) + list(destinations)):
+        ns = spec.router(name).netns
+        out.append((ns, ["mptcp", "limits", "set", "subflow", str(MAX_SUBFLOWS),
+                         "add_addr_accepted", str(MAX_SUBFLOWS)]))
+    for name in dict.fromkeys(sources):
+        r = spec.router(name)
+        if not r.prefixes:
+            raise UsageError(f"router {name!r} has no host prefix for extra subflow addresses")
+        base = spec.host(name)
+        taken = {r.loopback, *r.hosts}
+        extra = 0
+        for i in range(1, 1 << 16):
+            if extra == k - 1:
+                break
+            a = ipaddress.IPv6Address(int(base) + i)
+            if a in taken or a not in r.prefixes[0]:
+                continue
+            out.append((r.netns, ["addr", "add", f"{a}/128", "dev", "lo"]))
+            out.append((r.netns, ["mptcp", "endpoint", "add", str(a), "subflow"]))
+            extra += 1
+    return out
+
+
+def enable_subflows(emu: Emulation, sources: Sequence[str], destinations: Sequence[str],
+                    k: int) -> None:
+    """Run :func:`subflow_commands` in the built network."""
+    for ns, argv in subflow_commands(emu.spec, sources, destinations, k):
+        res = subprocess.run(["ip", "-n", ns, *argv], capture_output=True, text=True)
+        if res.returncode:
+            raise EmulationError(f"ip -n {ns} {' '.join(argv)}: {res.stderr.strip()}")
+
+
+def _joins(spec: NetworkSpec, routers: Sequence[str]) -> int:
+    """MP_JOIN handshakes the ``routers`` completed as receivers (subflows that came up)."""
+    total = 0
+    for name in routers:
+        res = subprocess.run(["ip", "netns", "exec", spec.router(name).netns, "cat",
+                              "/proc/net/netstat"], capture_output=True, text=True, check=True)
+        lines = [ln.split() for ln in res.stdout.splitlines() if ln.startswith("MPTcpExt:")]
+        if len(lines) >= 2 and "MPJoinAckRx" in lines[0]:
+            total += int(lines[1][lines[0].index("MPJoinAckRx")])
+    return total
+
+
+def mptcp_available() -> Optional[str]:
+    """``None`` when this kernel opens MPTCP sockets, else why not."""
+    import socket
+
+    try:
+        socket.socket(socket.AF_INET6, socket.SOCK_STREAM, IPPROTO_MPTCP).close()
+    except OSError as exc:
+        return f"no MPTCP sockets ({exc.strerror or exc}; kernel CONFIG_MPTCP, sysctl " \
+               "net.mptcp.enabled=1)"
+    return None
+
+
+def model_value(sc: Scenario, k: int, draws: int = 32) -> float:
+    """The ``mptcp:K`` model's value on the scenario's pairs, the mean over ``draws`` hash
+    draws (seeds 0..draws-1)."""
+    vals = [max_flow(sc.topology, sc.pairs, model="mptcp", subflows=k, seed=s).value
+            for s in range(draws)]
+    return float(np.mean(vals))
+
+
+def run_dumbbell(*, out: Optional[str], paths: Sequence[int] = (2, 4, 8),
+                 subflows: Sequence[int] = (1, 2, 4, 8), hosts: int = 4,
+                 seeds: Sequence[int] = (0,),
+                 link_mbps: float = 10.0, queue_ms: float = 50.0, seconds: float = 10.0,
+                 warmup: float = 3.0, overwrite: bool = False,
+                 log: Callable[[str], None] = print) -> List[Dict[str, Any]]:
+    """Measure the dumbbell for every P in ``paths``, K in ``subflows`` and seed of the routers'
+    ECMP hash (module docstring); with ``out``, rows are stored as they finish (re-running
+    resumes)."""
+    for k in subflows:
+        if not 1 <= int(k) <= MAX_SUBFLOWS:
+            raise UsageError(f"--subflows {k}: the kernel allows 1 to {MAX_SUBFLOWS} per connection")
+    why = mptcp_available()
+    if why:
+        raise EmulationError(f"dumbbell needs MPTCP: {why}")
+    with contextlib.ExitStack() as stack:
+        store = None
+        if out:
+            stack.enter_context(folder_lock(out))
+            outp = Path(out)
+            if overwrite:
+                for part in (outp / "parts").glob("*.csv"):
+                    part.unlink()
+                (outp / "results.csv").unlink(missing_ok=True)
+            config = {"scenario": "dumbbell", "paths": list(paths), "subflows": list(subflows),
+                      "hosts": hosts, "link_mbps": link_mbps, "queue_ms": queue_ms,
+                      "seconds": seconds, "warmup": warmup, "system": system_info(),
+                      "subflow_rule": "K-1 extra source addresses as 'subflow' endpoints; "
+                                      f"limits {MAX_SUBFLOWS}; ECMP hash policy 0, seeded per "
+                                      "namespace"}
+            write_meta(outp, config, kind=MPTCP_KIND, seeds=list(seeds), overwrite=overwrite)
+            store = ResultStore(outp, COLUMNS, KEY)
+        rows: List[Dict[str, Any]] = []
+        for p, seed in ((p, s) for p in paths for s in seeds):
+            sc = dumbbell(int(p), hosts)
+            for k in subflows:
+                key = {"scenario": "dumbbell", "paths": int(p), "hosts": hosts,
+                       "subflows": int(k), "seed": seed}
+                tid = task_id(key)
+                if store is not None and store.done(tid) and not store.failed(tid):
+                    log(f"dumbbell P={p} K={k}: already in {out}")
+                    continue
+                row = dict(key, **_measure(sc, int(k), seed, link_mbps, queue_ms, seconds,
+                                           warmup))
+                log(f"dumbbell P={p} K={k}: {row['measured']:.2f} of {row['lp_value']:.0f} paths "
+                    f"(model {row['model_value']:.2f}), Jain {row['jain']:.3f}, subflows joined "
+                    f"{row['joined']}/{row['expected_joins']}")
+                rows.append(row)
+                if store is not None:
+                    store.put(tid, [row])
+                    store.flush()
+        if store is not None:
+            return [dict(r) for r in read_results(store.flush(force=True))]
+        return rows
+
+
+def _measure(sc: Scenario, k: int, seed: int, link_mbps: float, queue_ms: float,
+             seconds: float, warmup: float) -> Dict[str, Any]:
+    spec = network_spec(sc.topology, sc.plan, prefix=new_prefix(), link_mbps=link_mbps,
+                        queue_ms=queue_ms, seed=seed)
+    sources = [s for s, _ in sc.pairs]
+    dests = [d for _, d in sc.pairs]
+    with Emulation(spec) as emu:
+        enable_subflows(emu, sources, dests, k)
+        flows = [Flow(i, s, d, mptcp=True) for i, (s, d) in enumerate(sc.pairs)]
+        res = run_flows(emu, flows, warmup=warmup, seconds=seconds)
+        joined = _joins(spec, dests)
+    unit = link_mbps * 1e6
+    per_host = [res.goodput_bps([f.id]) / unit for f in flows]
+    total = sum(per_host)
+    lp = float(len([n for n in sc.topology.names if n.startswith("P")]))
+    return {"lp_value": lp, "model_value": round(model_value(sc, k), 6),
+            "measured": round(total, 4), "ratio": round(total / lp, 4) if lp else math.nan,
+            "jain": round(jain_index(per_host), 4), "joined": joined,
+            "expected_joins": len(sc.pairs) * (k - 1), "link_mbps": link_mbps,
+            "seconds": round(res.seconds, 3), "cpu_busy": round(res.cpu_busy, 3),
+            "per_host": " ".join(f"{x:.3f}" for x in per_host)}
