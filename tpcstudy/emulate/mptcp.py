@@ -8,9 +8,9 @@ idea on paper: each subflow follows one path drawn by per-hop hashing. Here it r
 - **subflows**: the source router gets K - 1 more addresses of its host prefix on ``lo``, each an
   in-kernel path-manager endpoint with the ``subflow`` flag (``ip mptcp endpoint add ADDR
   subflow``; not ``dev lo``: a subflow bound to ``lo`` cannot leave the router), and both ends
-  raise ``ip mptcp limits`` to K. Each subflow has its own source address, so the routers' ECMP
-  hash (policy 0, a seed per namespace: independent per-hop choices, as the model assumes)
-  places each on one path; two subflows may land on the same path (a collision).
+  raise ``ip mptcp limits``. Each subflow has its own source address and port, so the routers'
+  ECMP hash (the 5-tuple with a seed per namespace: independent per-hop choices, as the model
+  assumes) places each on one path; two subflows may land on the same path (a collision).
 - **dumbbell** (:func:`dumbbell`): routers ``A`` and ``B`` joined by P equal-cost two-hop paths
   ``A - Pj - B`` of capacity 1; N clients ``C1..CN`` behind ``A`` and N servers ``S1..SN`` behind
   ``B`` on access links of capacity P (never the bottleneck); client ``Ci`` opens one MPTCP
@@ -184,7 +184,7 @@ def run_dumbbell(*, out: Optional[str], paths: Sequence[int] = (2, 4, 8),
                       "hosts": hosts, "link_mbps": link_mbps, "queue_ms": queue_ms,
                       "seconds": seconds, "warmup": warmup, "system": system_info(),
                       "subflow_rule": "K-1 extra source addresses as 'subflow' endpoints; "
-                                      f"limits {MAX_SUBFLOWS}; ECMP hash policy 0, seeded per "
+                                      f"limits {MAX_SUBFLOWS}; ECMP on the 5-tuple, seeded per "
                                       "namespace"}
             write_meta(outp, config, kind=MPTCP_KIND, seeds=list(seeds), overwrite=overwrite)
             store = ResultStore(outp, COLUMNS, KEY)
