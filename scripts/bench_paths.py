@@ -94,6 +94,8 @@ def main() -> None:
                     help="networkx ECMP sample: this many targets, all sources each")
     ap.add_argument("--threads", type=int, default=0, help="tpcstudy core threads (0: all)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--single", type=int, default=2000,
+                    help="single-pair calls of the named API per topology (0: skip)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
 
@@ -170,6 +172,33 @@ def main() -> None:
             theirs *= n / len(targets)
         note += f"; {len(arcs)} (segment, arc) entries; max |diff| {worst:.1e}"
         print(fmt_row(name, "all", "ecmp", len(pairs), ours, theirs, note), flush=True)
+        if args.single:
+            single_calls(topo, g, args.single, rng)
+
+
+def single_calls(topo: "tpcstudy.Topology", g: "nx.Graph", calls: int, rng: random.Random) -> None:
+    """The named single-pair API, one call per pair (what a notebook does), against networkx's
+    one call per pair, on the same random router pairs (names in, node lists out)."""
+    names = topo.names
+    pairs = [tuple(rng.sample(range(topo.num_nodes), 2)) for _ in range(calls)]
+    named = [(names[s], names[t]) for s, t in pairs]
+    for label, ours_fn, ref_fn in (
+            ("edge_disjoint_paths", lambda s, t: tpcstudy.edge_disjoint_paths(topo, s, t),
+             lambda s, t: list(nx.edge_disjoint_paths(g, s, t))),
+            ("shortest_paths", lambda s, t: tpcstudy.shortest_paths(topo, s, t),
+             lambda s, t: list(nx.all_shortest_paths(g, s, t, weight="weight")))):
+        t0 = time.perf_counter()
+        for s, t in named:
+            ours_fn(s, t)
+        ours = (time.perf_counter() - t0) / calls
+        sample = pairs[: max(1, calls // 10)]
+        t0 = time.perf_counter()
+        for s, t in sample:
+            ref_fn(s, t)
+        theirs = (time.perf_counter() - t0) / len(sample)
+        print(f"{topo.name:9s} single  {label:20s} {calls:>6d} calls: {ours * 1e6:8.1f} us/call, "
+              f"networkx {theirs * 1e6:8.1f} us/call ({len(sample)} calls): "
+              f"{theirs / ours:6.0f}x", flush=True)
 
 
 if __name__ == "__main__":

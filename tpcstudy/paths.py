@@ -555,8 +555,9 @@ def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str
         :func:`disjoint_paths_batch` for its waypoints and the links its ECMP DAGs occupy.
         ``[]`` when ``source == target`` or no path exists.
     """
+    code, kk = _method(method, k)
     s, t = _node(topo, source), _node(topo, target)
-    batch = disjoint_paths_batch(topo, np.array([s], np.int32), np.array([t], np.int32),
-                                 method=method, k=k, threads=1)
+    routing = _routing(topo) if method == "sps" else None
     names = topo.names
-    return [[names[x] for x in p.tolist()] for p in batch.paths(0)]
+    return [[names[x] for x in p]
+            for p in _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk)]

@@ -38,8 +38,8 @@ from ..study.emulation import MPTCP as MPTCP_KIND
 from ..study.provenance import write_meta
 from ..study.store import ResultStore, folder_lock, read_results
 from ..study.tasks import task_id
-from .lifecycle import Emulation, new_prefix
 from .agent import IPPROTO_MPTCP
+from .lifecycle import Emulation, new_prefix
 from .runs import system_info
 from .scenarios import Scenario
 from .spec import NetworkSpec, network_spec

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 
 from ..study.emulation import recovery_summary
@@ -124,8 +125,8 @@ def plot_recovery(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
 def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                   title: Optional[str] = None) -> Any:
     """SEMPER's dumbbell with real MPTCP: total throughput (paths; dashed: the mptcp:K model's
-    value) and Jain's index over the hosts, against the subflows K, one line per P. ``ax``: two
-    Axes."""
+    value) and Jain's index over the hosts, against the subflows K, one line per P (the mean over
+    the hash seeds; each seed a light dot). ``ax``: two Axes."""
     by_p: Dict[int, List[Mapping[str, Any]]] = {}
     for r in rows:
         if _num(r.get("measured")) is not None and _num(r.get("paths")) is not None:
@@ -133,15 +134,24 @@ def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     fig, axes = axes_for(ax, 2, width=8.0, height=3.6)
     colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
     for i, (p, rs) in enumerate(sorted(by_p.items())):
-        rs = sorted(rs, key=lambda r: float(r["subflows"]))
-        ks = [float(r["subflows"]) for r in rs]
         c = colors[i % len(colors)]
-        axes[0].plot(ks, [float(r["measured"]) for r in rs], marker="o", color=c, label=f"P={p}")
-        axes[0].plot(ks, [float(r["model_value"]) for r in rs], linestyle="--", color=c,
-                     linewidth=1)
-        axes[1].plot(ks, [float(r["jain"]) for r in rs], marker="o", color=c, label=f"P={p}")
+        ks = sorted({float(r["subflows"]) for r in rs})
+        for col, a in (("measured", axes[0]), ("jain", axes[1])):
+            # each hash seed a light dot, their mean the line
+            a.scatter([float(r["subflows"]) for r in rs], [float(r[col]) for r in rs], color=c,
+                      alpha=0.35, s=14)
+            means = [float(np.mean([float(r[col]) for r in rs if float(r["subflows"]) == k]))
+                     for k in ks]
+            a.plot(ks, means, marker="o", color=c, label=f"P={p}")
+        model = [float(next(r["model_value"] for r in rs if float(r["subflows"]) == k))
+                 for k in ks]
+        axes[0].plot(ks, model, linestyle="--", color=c, linewidth=1)
+    allk = sorted({float(r["subflows"]) for rs in by_p.values() for r in rs})
     for a in axes:
         a.set_xscale("log", base=2)
+        a.xaxis.set_major_locator(FixedLocator(allk))
+        a.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+        a.xaxis.set_minor_formatter(NullFormatter())
         a.set_xlabel("subflows per connection (K)")
     axes[0].set_ylabel("total goodput (paths)")
     axes[0].set_title(title or "real MPTCP (dots) vs the mptcp:K model (dashed)", fontsize=10)
