@@ -11,14 +11,15 @@ import sys
 import pytest
 
 from tpcstudy import max_flow
-from tpcstudy.emulate.lifecycle import new_prefix
 from tpcstudy.emulate.mptcp import (
     MAX_SUBFLOWS,
     dumbbell,
     model_value,
     mptcp_available,
     run_dumbbell,
+    run_fault,
     subflow_commands,
+    window_series,
 )
 from tpcstudy.emulate.spec import network_spec
 from tpcstudy.errors import UsageError
@@ -59,14 +60,44 @@ def test_subflow_commands() -> None:
         subflow_commands(spec, ["C1"], ["S1"], MAX_SUBFLOWS + 1)
 
 
-@pytest.mark.slow
-@pytest.mark.usefixtures("emulator")
-def test_real_mptcp_on_the_dumbbell(tmp_path) -> None:
+def test_window_series() -> None:
+    # cumulative bytes read at these times; windows of 1 s from t0 = 10
+    tl = [[10.2, 100], [10.9, 250], [11.5, 300], [13.1, 700], [9.5, 50], [14.2, 900]]
+    assert window_series(tl, 10.0, 4) == [200.0, 50.0, 0.0, 400.0]  # the read at 9.5 counts 50
+    assert window_series([], 0.0, 2) == [0.0, 0.0]
+
+
+def _need_mptcp() -> None:
     why = mptcp_available()
     if why:
         if REQUIRED:
             pytest.fail(why)
         pytest.skip(why)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("emulator")
+def test_fault_mptcp_against_tcp_with_failover(tmp_path) -> None:
+    _need_mptcp()
+    rows = run_fault(out=str(tmp_path / "f"), paths=2, hosts=2, subflows=2, fail_after=2.0,
+                     observe=3.0, log=lambda m: None)
+    assert {r["strategy"] for r in rows} == {"mptcp", "tcp+timeout"} and len(rows) == 10
+    for r in rows:
+        use = [float(x) for x in r["path_use"].split()]
+        assert len(use) == 2
+        if float(r["second"]) >= 3:  # path 1's first hop carries nothing once it failed
+            assert use[0] < 0.05
+    # TCP moved by the TimeoutChanger: the surviving path stays busy after the failure
+    after = [float(r["total"]) for r in rows
+             if r["strategy"] == "tcp+timeout" and float(r["second"]) >= 3]
+    assert min(after) > 0.7
+    assert load_results(tmp_path / "f").kind == "emulate-fault"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("emulator")
+def test_real_mptcp_on_the_dumbbell(tmp_path) -> None:
+    _need_mptcp()
     rows = run_dumbbell(out=str(tmp_path / "db"), paths=(2,), subflows=(1, 4), hosts=2,
                         seconds=3.0, warmup=1.5, log=lambda m: None)
     by_k = {int(r["subflows"]): r for r in rows}

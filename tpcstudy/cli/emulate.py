@@ -13,17 +13,17 @@ from .. import prune, read_topology
 from ..emulate import checks
 from ..emulate.failover import FailoverSettings
 from ..emulate.lifecycle import Emulation, clean, new_prefix, run_dir
-from ..emulate.mptcp import run_dumbbell
+from ..emulate.mptcp import run_dumbbell, run_fault
 from ..emulate.runs import networks, read_plan_file, run_failover, run_throughput
 from ..emulate.spec import build_steps, network_spec, render_shell, teardown_steps
 from ..emulate.throughput import ThroughputSettings, format_rows
 from ..emulate.verify import check_maps, probe_table, read_table
 from ..errors import UsageError
 from ..io import atomic_write_text, json_text
-from ..study.emulation import format_dumbbell, format_recovery, recovery_summary
+from ..study.emulation import format_dumbbell, format_fault, format_recovery, recovery_summary
 from .options import add_topology_options, apply_mirror, parse_list
 
-ACTIONS = ("throughput", "verify", "failover", "dumbbell", "clean", "check")
+ACTIONS = ("throughput", "verify", "failover", "dumbbell", "fault", "clean", "check")
 
 DESCRIPTION = """\
 The study's paths on a real Linux SRv6 data plane: one network namespace per router, one veth
@@ -40,6 +40,9 @@ actions:
   dumbbell              SEMPER's dumbbell with real MPTCP: P equal-cost paths, --hosts client/
                         server pairs, one connection of K subflows each; throughput and Jain
                         against K beside the mptcp:K model: --paths 2,4,8 --subflows 1,2,4,8
+  fault                 SEMPER's fault test: a dumbbell of 3 paths, path 1 fails mid-run; per
+                        1 s window throughput and Jain for MPTCP (K subflows) against TCP with
+                        the TPC TimeoutChanger: --subflows 4 --timeout-ms 100
   clean                 remove what a killed run left (its namespaces only)
   check                 what this machine has and lacks
 
@@ -61,6 +64,8 @@ def _plot(kind: str, rows: List[Any], out: Path) -> None:
         fig, name = plotting.plot_throughput(rows), "emulation-throughput"
     elif kind == "dumbbell":
         fig, name = plotting.plot_dumbbell(rows), "emulation-mptcp"
+    elif kind == "fault":
+        fig, name = plotting.plot_fault(rows), "emulation-fault"
     else:
         fig, name = plotting.plot_recovery(rows), "emulation-recovery"
     for p in plotting.save_figure(fig, out / name):
@@ -92,12 +97,29 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         return _failover(args)
     if action == "dumbbell":
         return _dumbbell(args)
+    if action == "fault":
+        return _fault(args)
     return _throughput(args)
 
 
+def _fault(args: argparse.Namespace) -> int:
+    ks = parse_list(args.subflows or "4", int, "--subflows")
+    ps = parse_list(args.paths or "3", int, "--paths")
+    if len(ks) != 1 or len(ps) != 1:
+        raise UsageError("fault takes one --paths and one --subflows value (e.g. 3 and 4)")
+    rows = run_fault(out=args.out, paths=ps[0], hosts=args.hosts or 3, subflows=ks[0],
+                     timeout_ms=args.timeout_ms, fail_after=args.fail_after,
+                     observe=args.observe, seeds=list(range(args.seed, args.seed + args.seeds)),
+                     link_mbps=args.link_mbps,
+                     queue_ms=args.queue_ms, overwrite=args.overwrite, log=_log)
+    print(format_fault(rows))
+    return _finish("fault", rows, Path(args.out) if args.out else None, args.plot)
+
+
 def _dumbbell(args: argparse.Namespace) -> int:
-    rows = run_dumbbell(out=args.out, paths=parse_list(args.paths, int, "--paths"),
-                        subflows=parse_list(args.subflows, int, "--subflows"), hosts=args.hosts,
+    rows = run_dumbbell(out=args.out, paths=parse_list(args.paths or "2,4,8", int, "--paths"),
+                        subflows=parse_list(args.subflows or "1,2,4,8", int, "--subflows"),
+                        hosts=args.hosts or 4,
                         seeds=list(range(args.seed, args.seed + args.seeds)),
                         link_mbps=args.link_mbps, queue_ms=args.queue_ms,
                         seconds=args.seconds, warmup=args.warmup, overwrite=args.overwrite,
@@ -264,11 +286,13 @@ def register(sub: Any) -> None:
     v = p.add_argument_group("verify")
     v.add_argument("--table", metavar="DIR", help="a folder written by 'tpcstudy export'")
     v.add_argument("--probes", type=int, default=8, help="datagrams per path (default 8)")
-    d = p.add_argument_group("dumbbell (real MPTCP)")
-    d.add_argument("--paths", default="2,4,8", help="equal-cost paths P (default 2,4,8)")
-    d.add_argument("--subflows", default="1,2,4,8",
-                   help="subflows K per connection, 1 to 8 (default 1,2,4,8)")
-    d.add_argument("--hosts", type=int, default=4, help="client/server pairs (default 4)")
+    d = p.add_argument_group("dumbbell and fault (real MPTCP)")
+    d.add_argument("--paths", default=None,
+                   help="equal-cost paths P (default: dumbbell 2,4,8; fault 3)")
+    d.add_argument("--subflows", default=None,
+                   help="subflows K per connection, 1 to 8 (default: dumbbell 1,2,4,8; fault 4)")
+    d.add_argument("--hosts", type=int, default=None,
+                   help="client/server pairs (default: dumbbell 4; fault 3)")
     f = p.add_argument_group("failover")
     f.add_argument("--runs", type=int, default=20, help="runs (default 20)")
     f.add_argument("--rto-count", type=int, default=3, help="NRTOChanger's N (default 3)")

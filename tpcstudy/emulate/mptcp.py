@@ -18,6 +18,11 @@ idea on paper: each subflow follows one path drawn by per-hop hashing. Here it r
   model's value (the mean over hash draws) says how much of it K hashed subflows reach.
 - :func:`run_dumbbell` measures, for each P and K, the total goodput (in path units) and Jain's
   fairness index over the hosts, with the subflows that came up, beside the model's value.
+- :func:`run_fault` is SEMPER's fault test: on a dumbbell of 3 paths, path 1 fails mid-run (its
+  first hop drops everything; routes stay, as before any routing reaction); per 1 s window, the
+  total goodput and Jain's index over the hosts, for MPTCP with K subflows against single-path
+  TCP pinned by SRH to one path per host (host i starts on path i) with the TPC agent's
+  TimeoutChanger (move the live socket to the next path after T ms without progress).
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ import ipaddress
 import math
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import Topology, default_plan, max_flow
 from ..errors import EmulationError, UsageError
 from ..metrics import jain_index
+from ..study.emulation import FAULT as FAULT_KIND
 from ..study.emulation import MPTCP as MPTCP_KIND
 from ..study.provenance import write_meta
 from ..study.store import ResultStore, folder_lock, read_results
@@ -42,17 +48,19 @@ from .agent import IPPROTO_MPTCP
 from .lifecycle import Emulation, new_prefix
 from .runs import system_info
 from .scenarios import Scenario
-from .spec import NetworkSpec, network_spec
+from .spec import PACKET_BYTES, NetworkSpec, network_spec
+from .srh import srh_bytes
 from .traffic import Flow, run_flows
 
-__all__ = ["dumbbell", "subflow_commands", "enable_subflows", "run_dumbbell", "COLUMNS", "KEY",
+__all__ = ["dumbbell", "subflow_commands", "enable_subflows", "run_dumbbell", "run_fault",
+           "window_series", "FAULT_COLUMNS", "FAULT_KEY", "COLUMNS", "KEY",
            "MPTCP_KIND", "MAX_SUBFLOWS", "model_value", "mptcp_available"]
 
 #: The kernel's limit on subflows per connection (``ip mptcp limits``).
 MAX_SUBFLOWS = 8
 COLUMNS = ["scenario", "paths", "hosts", "subflows", "seed", "lp_value", "model_value",
            "measured", "ratio", "jain", "joined", "expected_joins", "link_mbps", "seconds",
-           "cpu_busy", "per_host"]
+           "cpu_busy", "per_host", "path_use"]
 KEY = ["scenario", "paths", "hosts", "subflows", "seed"]
 
 
@@ -212,17 +220,38 @@ def run_dumbbell(*, out: Optional[str], paths: Sequence[int] = (2, 4, 8),
         return rows
 
 
+def _path_arcs(sc: Scenario) -> List[int]:
+    """The arcs ``A > Pj`` (the first hop of each path), in path order."""
+    topo = sc.topology
+    return [topo.arc_of("A", n) for n in topo.names if n.startswith("P")]
+
+
+def _path_use(snaps: Sequence[Dict[int, int]], arcs: Sequence[int], seconds: float,
+              spec: NetworkSpec) -> List[float]:
+    """Each path's first hop: the share of its rate the packets sent between the two snapshots
+    took (full-size frames), i.e. how busy the hash and the scheduler kept it."""
+    if len(snaps) < 2 or seconds <= 0:
+        return [math.nan] * len(arcs)
+    rate = {i.arc: i.rate_bps for r in spec.routers for i in r.interfaces}
+    return [(snaps[1][a] - snaps[0][a]) * PACKET_BYTES * 8.0 / (rate[a] * seconds) for a in arcs]
+
+
 def _measure(sc: Scenario, k: int, seed: int, link_mbps: float, queue_ms: float,
              seconds: float, warmup: float) -> Dict[str, Any]:
     spec = network_spec(sc.topology, sc.plan, prefix=new_prefix(), link_mbps=link_mbps,
                         queue_ms=queue_ms, seed=seed)
     sources = [s for s, _ in sc.pairs]
     dests = [d for _, d in sc.pairs]
+    arcs = _path_arcs(sc)
+    snaps: List[Dict[int, int]] = []
     with Emulation(spec) as emu:
         enable_subflows(emu, sources, dests, k)
         flows = [Flow(i, s, d, mptcp=True) for i, (s, d) in enumerate(sc.pairs)]
-        res = run_flows(emu, flows, warmup=warmup, seconds=seconds)
+        res = run_flows(emu, flows, warmup=warmup, seconds=seconds,
+                        actions=[(warmup, "c0", lambda: snaps.append(emu.tx_packets())),
+                                 (warmup + seconds, "c1", lambda: snaps.append(emu.tx_packets()))])
         joined = _joins(spec, dests)
+    use = _path_use(snaps, arcs, res.actions["c1"] - res.actions["c0"], spec)
     unit = link_mbps * 1e6
     per_host = [res.goodput_bps([f.id]) / unit for f in flows]
     total = sum(per_host)
@@ -232,4 +261,125 @@ def _measure(sc: Scenario, k: int, seed: int, link_mbps: float, queue_ms: float,
             "jain": round(jain_index(per_host), 4), "joined": joined,
             "expected_joins": len(sc.pairs) * (k - 1), "link_mbps": link_mbps,
             "seconds": round(res.seconds, 3), "cpu_busy": round(res.cpu_busy, 3),
-            "per_host": " ".join(f"{x:.3f}" for x in per_host)}
+            "per_host": " ".join(f"{x:.3f}" for x in per_host),
+            "path_use": " ".join(f"{x:.3f}" for x in use)}
+
+
+FAULT_COLUMNS = ["scenario", "strategy", "second", "total", "jain", "failed", "per_host",
+                 "path_use", "paths", "hosts", "subflows", "timeout_ms", "fail_after", "link_mbps", "seed"]
+FAULT_KEY = ["scenario", "strategy", "second", "seed"]
+
+
+def window_series(timeline: Sequence[Sequence[float]], t0: float, windows: int,
+                  width: float = 1.0) -> List[float]:
+    """Bytes received in each window ``[t0 + i width, t0 + (i + 1) width)`` from a receiver
+    timeline ``[[t, cumulative bytes], ...]``."""
+    out = [0.0] * windows
+    last = 0.0
+    for t, cum in sorted(((float(t), float(b)) for t, b in timeline)):
+        i = int((t - t0) // width)
+        if 0 <= i < windows:
+            out[i] += cum - last
+        last = cum
+    return out
+
+
+def run_fault(*, out: Optional[str], paths: int = 3, hosts: int = 3, subflows: int = 4,
+              timeout_ms: float = 100.0, fail_after: float = 5.0, observe: float = 10.0,
+              seeds: Sequence[int] = (0,), link_mbps: float = 10.0, queue_ms: float = 50.0,
+              overwrite: bool = False, log: Callable[[str], None] = print
+              ) -> List[Dict[str, Any]]:
+    """SEMPER's fault test (module docstring): one row per strategy and 1 s window."""
+    why = mptcp_available()
+    if why:
+        raise EmulationError(f"the fault test needs MPTCP: {why}")
+    if paths < 2:
+        raise UsageError("the fault test needs at least 2 paths (one fails)")
+    sc = dumbbell(paths, hosts)
+    windows = int(math.ceil(fail_after + observe))
+    base = {"scenario": "fault", "paths": paths, "hosts": hosts, "subflows": subflows,
+            "timeout_ms": timeout_ms, "fail_after": fail_after, "link_mbps": link_mbps}
+    with contextlib.ExitStack() as stack:
+        store = None
+        if out:
+            stack.enter_context(folder_lock(out))
+            outp = Path(out)
+            if overwrite:
+                for part in (outp / "parts").glob("*.csv"):
+                    part.unlink()
+                (outp / "results.csv").unlink(missing_ok=True)
+            config = dict(base, observe=observe, queue_ms=queue_ms, system=system_info(),
+                          failure="path 1's first hop (A > P1) drops everything; routes stay")
+            write_meta(outp, config, kind=FAULT_KIND, seeds=list(seeds), overwrite=overwrite)
+            store = ResultStore(outp, FAULT_COLUMNS, FAULT_KEY)
+        rows: List[Dict[str, Any]] = []
+        for seed, strategy in ((x, y) for x in seeds for y in ("mptcp", "tcp+timeout")):
+            tid = task_id({"scenario": "fault", "strategy": strategy, "seed": seed})
+            if store is not None and store.done(tid) and not store.failed(tid):
+                log(f"fault {strategy}: already in {out}")
+                continue
+            got, use = _fault_run(sc, strategy, subflows, timeout_ms, fail_after, windows,
+                                  seed, link_mbps, queue_ms)
+            found: List[Dict[str, Any]] = [
+                dict(base, strategy=strategy, seed=seed, second=i, total=round(sum(v), 4),
+                     jain=round(jain_index(v), 4), failed=i >= fail_after,
+                     per_host=" ".join(f"{x:.3f}" for x in v),
+                     path_use=" ".join(f"{x:.3f}" for x in use[i]))
+                for i, v in enumerate(got)]
+            before = [r for r in found if not r["failed"] and r["second"] >= 1]
+            after = [r for r in found if r["failed"] and r["second"] >= fail_after + 1]
+            log(f"fault {strategy}, seed {seed}: before the failure {_mean(before, 'total'):.2f} paths (Jain "
+                f"{_mean(before, 'jain'):.2f}), after {_mean(after, 'total'):.2f} (Jain "
+                f"{_mean(after, 'jain'):.2f})")
+            rows += found
+            if store is not None:
+                store.put(tid, found)
+                store.flush()
+        if store is not None:
+            return [dict(r) for r in read_results(store.flush(force=True))]
+        return rows
+
+
+def _mean(rows: Sequence[Mapping[str, Any]], col: str) -> float:
+    vals = [float(r[col]) for r in rows]
+    return float(np.mean(vals)) if vals else math.nan
+
+
+def _fault_run(sc: Scenario, strategy: str, k: int, timeout_ms: float, fail_after: float,
+               windows: int, seed: int, link_mbps: float, queue_ms: float
+               ) -> Tuple[List[List[float]], List[List[float]]]:
+    """Per 1 s window, each host's goodput in paths, and each path's use (its first hop)."""
+    spec = network_spec(sc.topology, sc.plan, prefix=new_prefix(), link_mbps=link_mbps,
+                        queue_ms=queue_ms, seed=seed)
+    topo, plan = sc.topology, sc.plan
+    npaths = len([n for n in topo.names if n.startswith("P")])
+    with Emulation(spec) as emu:
+        if strategy == "mptcp":
+            enable_subflows(emu, [s for s, _ in sc.pairs], [d for _, d in sc.pairs], k)
+            flows = [Flow(i, s, d, mptcp=True, timeline=True) for i, (s, d) in enumerate(sc.pairs)]
+        else:
+            flows = []
+            for i, (s, d) in enumerate(sc.pairs):
+                order = [(i + j) % npaths + 1 for j in range(npaths)]  # host i starts on path i
+                srhs = [srh_bytes([plan.loopback(f"P{j}"), plan.loopback(d)]) for j in order]
+                flows.append(Flow(i, s, d, srhs, {"kind": "timeout", "ms": timeout_ms},
+                                  timeline=True))
+        arc = topo.arc_of("A", "P1")
+        snaps: List[Dict[int, int]] = []
+
+        def snap() -> None:  # at every whole second: each path's use per window
+            snaps.append(emu.tx_packets())
+
+        try:
+            res = run_flows(emu, flows, warmup=0.0, seconds=windows,
+                            actions=[(float(i), f"c{i}", snap) for i in range(windows + 1)]
+                            + [(fail_after, "fail", lambda: emu.fail_arc(arc))])
+        finally:
+            emu.restore_arc(arc)
+    arcs = _path_arcs(sc)
+    use = [_path_use(snaps[i:i + 2], arcs, 1.0, spec) for i in range(len(snaps) - 1)]
+    t0 = res.times["connect"]
+    unit = link_mbps * 1e6 / 8.0
+    per = [window_series(res.flows[f.id].timeline, t0, windows) for f in flows]
+    return ([[per[h][i] / unit for h in range(len(flows))] for i in range(windows)],
+            use + [[math.nan] * len(arcs)] * (windows - len(use)))

@@ -26,20 +26,21 @@ from typing import Any, Callable, Dict, Tuple
 from ..study.store import Results
 from .common import save_figure
 from .disjoint import DISJOINT_PANELS, plot_disjoint
-from .emulation import plot_dumbbell, plot_recovery, plot_throughput
+from .emulation import plot_dumbbell, plot_fault, plot_recovery, plot_throughput
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .path_table import plot_path_table
 from .topologies import TOPOLOGY_PANELS, plot_topologies
 
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
-           "plot_throughput", "plot_recovery", "plot_dumbbell",
+           "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault",
            "plot_results", "save_figure", "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES"]
 
 #: File name of each kind's figure.
 FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint",
                 "emulate-throughput": "emulation-throughput",
-                "emulate-failover": "emulation-recovery", "emulate-mptcp": "emulation-mptcp"}
+                "emulate-failover": "emulation-recovery", "emulate-mptcp": "emulation-mptcp",
+                "emulate-fault": "emulation-fault"}
 
 
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
@@ -48,5 +49,5 @@ def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
     draw: Dict[str, Callable[..., Any]] = {
         "topo": plot_topologies, "maxflow": plot_maxflow, "disjoint": plot_disjoint,
         "emulate-throughput": plot_throughput, "emulate-failover": plot_recovery,
-        "emulate-mptcp": plot_dumbbell}
+        "emulate-mptcp": plot_dumbbell, "emulate-fault": plot_fault}
     return FIGURE_NAMES[results.kind], draw[results.kind](results, **kw)

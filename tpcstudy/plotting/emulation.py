@@ -19,7 +19,7 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 from ..study.emulation import recovery_summary
 from .common import COLORS, axes_for, cdf
 
-__all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "STRATEGY_COLORS"]
+__all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "STRATEGY_COLORS"]
 
 STRATEGY_COLORS = {"plain": "#7f7f7f", "nrto": "#d62728", "timeout": "#1f77b4"}
 
@@ -157,6 +157,40 @@ def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     axes[0].set_title(title or "real MPTCP (dots) vs the mptcp:K model (dashed)", fontsize=10)
     axes[0].legend(fontsize=8)
     axes[1].set_ylabel("Jain's index over hosts")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].set_title("fairness", fontsize=10)
+    return fig
+
+
+def plot_fault(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
+               title: Optional[str] = None) -> Any:
+    """SEMPER's fault test: total goodput (paths) and Jain's index per 1 s window, one line per
+    strategy, the failure marked. ``ax``: two Axes."""
+    fig, axes = axes_for(ax, 2, width=8.0, height=3.4)
+    colors = {"mptcp": "#2ca02c", "tcp+timeout": "#d62728"}
+    fail = None
+    for strat in dict.fromkeys(str(r["strategy"]) for r in rows):
+        for j, seed in enumerate(dict.fromkeys(str(r.get("seed")) for r in rows
+                                               if str(r["strategy"]) == strat)):
+            rs = sorted((r for r in rows if str(r["strategy"]) == strat
+                         and str(r.get("seed")) == seed), key=lambda r: float(r["second"]))
+            xs = [float(r["second"]) + 0.5 for r in rs]
+            c = colors.get(strat, "#333333")
+            label = strat if j == 0 else None
+            axes[0].plot(xs, [float(r["total"]) for r in rs], marker="o", ms=3, color=c,
+                         label=label, alpha=0.8)
+            axes[1].plot(xs, [float(r["jain"]) for r in rs], marker="o", ms=3, color=c,
+                         label=label, alpha=0.8)
+            fail = _num(rs[0].get("fail_after")) if rs else fail
+    for a in axes:
+        if fail is not None:
+            a.axvline(fail, color="#999999", linestyle=":", linewidth=1)
+        a.set_xlabel("seconds")
+    axes[0].set_ylabel("total goodput (paths)")
+    axes[0].set_ylim(bottom=0)
+    axes[0].set_title(title or "a path fails (dotted): throughput", fontsize=10)
+    axes[0].legend(fontsize=8)
+    axes[1].set_ylabel("Jain's index over hosts, per 1 s")
     axes[1].set_ylim(0, 1.05)
     axes[1].set_title("fairness", fontsize=10)
     return fig

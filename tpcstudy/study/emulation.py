@@ -15,7 +15,7 @@ import math
 import statistics
 from typing import Any, Dict, List, Mapping, Sequence
 
-__all__ = ["THROUGHPUT", "FAILOVER", "MPTCP", "STRATEGIES", "recovery_summary",
+__all__ = ["THROUGHPUT", "FAILOVER", "MPTCP", "FAULT", "format_fault", "STRATEGIES", "recovery_summary",
            "format_recovery", "throughput_summary", "summary_line", "format_dumbbell"]
 
 THROUGHPUT = "emulate-throughput"
@@ -24,6 +24,9 @@ FAILOVER = "emulate-failover"
 #: hosts, subflows, seed) with the measured total (path units), the model's and the LP's value
 #: and Jain's index over the hosts.
 MPTCP = "emulate-mptcp"
+#: SEMPER's fault test (``tpcstudy emulate fault``): one row per (strategy, 1 s window) with the
+#: total goodput (paths), Jain's index over the hosts and whether the path had failed.
+FAULT = "emulate-fault"
 #: Failover strategies, in the order they are drawn and printed.
 STRATEGIES = ("plain", "nrto", "timeout")
 
@@ -135,4 +138,24 @@ def format_dumbbell(rows: Sequence[Mapping[str, Any]]) -> str:
                      f"{_num(r['lp_value']):>4.0f} {_num(r['ratio']):>8.3f} "
                      f"{_num(r['jain']):>6.3f} {int(_num(r['joined'])):>3}/"
                      f"{int(_num(r['expected_joins'])):<4}")
+    return "\n".join(lines)
+
+
+def format_fault(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The fault test per strategy (all seeds together): mean total and Jain before the failure
+    (from 1 s) and after it (from 1 s after), and the worst window after it."""
+    lines = [f"{'strategy':<12} {'before':>7} {'Jain':>5} {'after':>7} {'Jain':>5} "
+             f"{'worst 1 s after':>15}"]
+    for strat in dict.fromkeys(str(r["strategy"]) for r in rows):
+        rs = [r for r in rows if str(r["strategy"]) == strat]
+        fa = _num(rs[0].get("fail_after")) if rs else math.nan
+        pre = [r for r in rs if 1 <= _num(r["second"]) < fa]
+        post = [r for r in rs if _num(r["second"]) >= fa + 1]
+        worst = min((_num(r["total"]) for r in rs if _num(r["second"]) >= fa), default=math.nan)
+
+        def mean(xs: Sequence[Mapping[str, Any]], col: str) -> float:
+            v = [_num(x[col]) for x in xs]
+            return sum(v) / len(v) if v else math.nan
+        lines.append(f"{strat:<12} {mean(pre, 'total'):>7.2f} {mean(pre, 'jain'):>5.2f} "
+                     f"{mean(post, 'total'):>7.2f} {mean(post, 'jain'):>5.2f} {worst:>15.2f}")
     return "\n".join(lines)

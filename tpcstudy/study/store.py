@@ -77,7 +77,7 @@ class _Damaged(Exception):
 #: What a results folder or file can hold: topology statistics, one of the two studies, or an
 #: emulation run (``tpcstudy emulate``: throughput against the LP, failover).
 KINDS = ("topo", "maxflow", "disjoint", "emulate-throughput", "emulate-failover",
-         "emulate-mptcp")
+         "emulate-mptcp", "emulate-fault")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
                    "capacity_rule", "weight_rule"}
 
