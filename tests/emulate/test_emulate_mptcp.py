@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tpcstudy import max_flow
+from tpcstudy.emulate.lifecycle import Emulation, new_prefix
 from tpcstudy.emulate.mptcp import (
     MAX_SUBFLOWS,
     dumbbell,
@@ -22,6 +23,7 @@ from tpcstudy.emulate.mptcp import (
     window_series,
 )
 from tpcstudy.emulate.spec import network_spec
+from tpcstudy.emulate.throughput import ThroughputSettings, measure_models, parse_model
 from tpcstudy.errors import UsageError
 from tpcstudy.study import load_results
 
@@ -51,10 +53,12 @@ def test_subflow_commands() -> None:
         mine = [argv for ns, argv in cmds if ns == r.netns and argv[0] != "mptcp" or
                 ns == r.netns and argv[1] == "endpoint"]
         addrs = [ipaddress.IPv6Address(a[2].split("/")[0]) for a in mine if a[0] == "addr"]
-        ends = [ipaddress.IPv6Address(a[3]) for a in mine if a[1] == "endpoint"]
+        ends = [ipaddress.IPv6Address(a[3]) for a in mine if a[1:3] == ["endpoint", "add"]]
+        flush = [i for i, a in enumerate(mine) if a[1:3] == ["endpoint", "flush"]]
+        assert flush == [0]  # first: running it again for another K replaces the endpoints
         assert len(addrs) == 3 and addrs == ends and len(set(addrs)) == 3
         assert all(a in r.prefixes[0] and a != spec.host(src) for a in addrs)
-        assert all("dev" not in a for a in mine if a[1] == "endpoint")  # not bound to lo
+        assert all("dev" not in a for a in mine if a[1:3] == ["endpoint", "add"])  # not bound to lo
     assert not [c for c in subflow_commands(spec, ["C1"], ["S1"], 1) if c[1][0] == "addr"]
     with pytest.raises(UsageError, match=f"1 to {MAX_SUBFLOWS}"):
         subflow_commands(spec, ["C1"], ["S1"], MAX_SUBFLOWS + 1)
@@ -113,3 +117,39 @@ def test_real_mptcp_on_the_dumbbell(tmp_path) -> None:
                          env=dict(os.environ, PYTHONSAFEPATH="1", MPLBACKEND="Agg"))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "fig" / "emulation-mptcp.png").exists()
+
+
+def test_mptcp_model_tokens() -> None:
+    assert parse_model("mptcp:4") == ("mptcp", 4) and parse_model("sr") == ("sr", 0)
+    for bad in ("mptcp:0", "mptcp:9", "mptcp:x", "mcf", "mptcp:"):
+        with pytest.raises(UsageError, match="mptcp:K|cannot run"):
+            parse_model(bad)
+    with pytest.raises(UsageError, match="1 to 8"):
+        ThroughputSettings(models=("ecmp", "mptcp:32")).check()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("emulator")
+def test_mptcp_beside_the_lp_models_in_a_throughput_run() -> None:
+    """``mptcp:K`` as one more model of ``emulate throughput``: one MPTCP connection per pair,
+    every subflow joins, its LP column is the analytic model's mean, and K = 8 subflows per pair
+    on 2 paths carry more than one path's worth."""
+    _need_mptcp()
+    sc = dumbbell(2, 2)
+    spec = network_spec(sc.topology, sc.plan, prefix=new_prefix(), link_mbps=10)
+    st = ThroughputSettings(models=("mptcp:1", "mptcp:8", "ecmp"), per_pair=1, warmup=1.5,
+                            seconds=3, draws=16)
+    with Emulation(spec) as emu:
+        rows = measure_models(emu, sc.pairs, st, base={"scenario": "dumbbell", "heavy": "",
+                                                        "seed": 0})
+    by = {r["model"]: r for r in rows}
+    assert all(r["status"] == "ok" for r in rows), rows
+    assert by["mptcp:1"]["connections"] == by["mptcp:8"]["connections"] == 2
+    assert by["mptcp:1"]["subflows_joined"] == 0
+    # run after mptcp:1 in the same network: the endpoints were replaced, 7 joins per pair
+    assert by["mptcp:8"]["subflows_joined"] == by["mptcp:8"]["subflows_expected"] == 14
+    assert by["mptcp:8"]["lp_value"] == pytest.approx(model_value(sc, 8, draws=16))
+    assert 1.0 <= by["mptcp:1"]["lp_value"] < by["mptcp:8"]["lp_value"] <= 2.0
+    # 16 hashed subflows all on one path has probability 2 / 2**16: both paths carry data
+    assert by["mptcp:8"]["measured"] > 1.1 and by["mptcp:8"]["k"] == 8, rows
+    assert "ecmp" in by and by["mptcp:8"]["lp_gain"] > 0

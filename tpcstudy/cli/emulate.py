@@ -129,7 +129,13 @@ def _dumbbell(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> ThroughputSettings:
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    models: List[str] = []
+    for m in (m.strip() for m in args.models.split(",")):
+        if m == "mptcp":  # as in maxflow: one mptcp:K per --subflows value
+            models += [f"mptcp:{k}" for k in parse_list(args.subflows or "2,4,8", int,
+                                                         "--subflows")]
+        elif m:
+            models.append(m)
     return ThroughputSettings(models=tuple(dict.fromkeys(models)), k=args.k,
                               per_pair=args.connections or 0, warmup=args.warmup,
                               seconds=args.seconds, solver=args.solver)
@@ -274,7 +280,9 @@ def register(sub: Any) -> None:
     t.add_argument("--seeds", type=int, default=1, help="draws per heavy fraction (default 1)")
     t.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     t.add_argument("--models", default="ecmp,sr",
-                   help="ecmp, sr, multipath (default ecmp,sr)")
+                   help="ecmp, sr, multipath, mptcp:K (real MPTCP, one connection of K = 1..8 "
+                        "subflows per pair, against the analytic mptcp:K value), or mptcp with "
+                        "--subflows (default 2,4,8) (default ecmp,sr)")
     t.add_argument("--k", type=int, default=4, help="segment limit of sr and of the failover "
                                                      "table (default 4)")
     t.add_argument("--connections", type=int, default=None,
@@ -290,7 +298,8 @@ def register(sub: Any) -> None:
     d.add_argument("--paths", default=None,
                    help="equal-cost paths P (default: dumbbell 2,4,8; fault 3)")
     d.add_argument("--subflows", default=None,
-                   help="subflows K per connection, 1 to 8 (default: dumbbell 1,2,4,8; fault 4)")
+                   help="subflows K per connection, 1 to 8 (default: dumbbell 1,2,4,8; fault 4; "
+                        "throughput's mptcp model 2,4,8)")
     d.add_argument("--hosts", type=int, default=None,
                    help="client/server pairs (default: dumbbell 4; fault 3)")
     f = p.add_argument_group("failover")

@@ -5,21 +5,25 @@ a run record, so ``tpcstudy emulate clean`` covers it too): privileges, iproute2
 veth, SRv6 (``seg6_enabled``), the per-namespace ECMP hash seed and policy 3, HTB and bfifo
 queues, TCP cubic, and for ``verify`` bpftool with a private bpffs. MPTCP is reported, not
 required. :func:`require` raises :class:`~tpcstudy.errors.EmulationUnavailable` naming
-everything that is missing and how to get it.
+everything that is missing and how to get it. :func:`system_info` is what every results folder
+records of this machine (kernel, tools, sysctls, ECMP hashing, shaping).
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import socket
 import subprocess
-from typing import Dict, List, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import EmulationError, EmulationUnavailable
 from . import netns as _ns
+from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls
 
-__all__ = ["check_system", "require", "tool_versions", "OK"]
+__all__ = ["check_system", "require", "tool_versions", "system_info", "OK"]
 
 OK = "ok"
 CAP_NET_ADMIN = 12
@@ -186,3 +190,30 @@ def require(*, bpftool: bool = False) -> Dict[str, str]:
     if missing:
         raise EmulationUnavailable(missing)
     return res
+
+
+def system_info() -> Dict[str, Any]:
+    """Kernel, tools and the per-namespace sysctls: what a reader needs to redo a run."""
+    uname = platform.uname()
+    host: Dict[str, Optional[List[str]]] = {}
+    for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
+                "net.ipv4.tcp_mem"):
+        try:
+            host[key] = Path("/proc/sys", *key.split(".")).read_text().split()
+        except OSError:
+            host[key] = None
+    return {
+        "kernel": uname.release, "kernel_version": uname.version, "machine": uname.machine,
+        "cpus": len(os.sched_getaffinity(0)),
+        "tools": tool_versions(),
+        "namespace_sysctls": {k: ("per namespace: crc32(seed NUL router name)"
+                                  if k.endswith("hash_seed") else v)
+                              for k, v in dict(namespace_sysctls(0)).items()},
+        "interface_sysctls": {"net.ipv6.conf.<veth>.seg6_enabled": "1"},
+        "host_sysctls": host,
+        "ecmp": f"fib_multipath_hash_policy {HASH_POLICY}, fields {hex(HASH_FIELDS)} (addresses, "
+                f"protocol, ports), a different hash seed per namespace",
+        "tcp": "cubic per socket (TCP_CONGESTION), SO_LINGER 0 on close",
+        "shaping": "HTB per veth end at capacity / smallest capacity * link_mbps, bfifo of "
+                   "queue_ms at that rate (>= 10 packets), gso_max_segs 1, MTU 1500",
+    }

@@ -45,14 +45,15 @@ from ..study.provenance import write_meta
 from ..study.store import ResultStore, folder_lock, read_results
 from ..study.tasks import task_id
 from .agent import IPPROTO_MPTCP
+from .checks import system_info
 from .lifecycle import Emulation, new_prefix
-from .runs import system_info
 from .scenarios import Scenario
 from .spec import PACKET_BYTES, NetworkSpec, network_spec
 from .srh import srh_bytes
 from .traffic import Flow, run_flows
 
-__all__ = ["dumbbell", "subflow_commands", "enable_subflows", "run_dumbbell", "run_fault",
+__all__ = ["dumbbell", "subflow_commands", "enable_subflows", "joins_received", "mptcp_counters",
+           "mptcp_model_value", "run_dumbbell", "run_fault",
            "window_series", "FAULT_COLUMNS", "FAULT_KEY", "COLUMNS", "KEY",
            "MPTCP_KIND", "MAX_SUBFLOWS", "model_value", "mptcp_available"]
 
@@ -95,8 +96,9 @@ def dumbbell(paths: int = 2, hosts: int = 4) -> Scenario:
 def subflow_commands(spec: NetworkSpec, sources: Sequence[str], destinations: Sequence[str],
                      k: int) -> List[Tuple[str, List[str]]]:
     """The ``(namespace, ip argv)`` commands giving every source's MPTCP connections ``k``
-    subflows (module docstring): limits on both ends, ``k - 1`` extra addresses and endpoints on
-    each source."""
+    subflows (module docstring): limits on both ends; on each source, its endpoints flushed, then
+    ``k - 1`` extra addresses (``addr replace``: running it again for another K is fine) and
+    their endpoints."""
     if not 1 <= int(k) <= MAX_SUBFLOWS:
         raise UsageError(f"subflows {k}: the kernel allows 1 to {MAX_SUBFLOWS} per connection")
     out: List[Tuple[str, List[str]]] = []
@@ -108,6 +110,7 @@ def subflow_commands(spec: NetworkSpec, sources: Sequence[str], destinations: Se
         r = spec.router(name)
         if not r.prefixes:
             raise UsageError(f"router {name!r} has no host prefix for extra subflow addresses")
+        out.append((r.netns, ["mptcp", "endpoint", "flush"]))
         base = spec.host(name)
         taken = {r.loopback, *r.hosts}
         extra = 0
@@ -117,7 +120,7 @@ def subflow_commands(spec: NetworkSpec, sources: Sequence[str], destinations: Se
             a = ipaddress.IPv6Address(int(base) + i)
             if a in taken or a not in r.prefixes[0]:
                 continue
-            out.append((r.netns, ["addr", "add", f"{a}/128", "dev", "lo"]))
+            out.append((r.netns, ["addr", "replace", f"{a}/128", "dev", "lo"]))
             out.append((r.netns, ["mptcp", "endpoint", "add", str(a), "subflow"]))
             extra += 1
     return out
@@ -132,16 +135,25 @@ def enable_subflows(emu: Emulation, sources: Sequence[str], destinations: Sequen
             raise EmulationError(f"ip -n {ns} {' '.join(argv)}: {res.stderr.strip()}")
 
 
-def _joins(spec: NetworkSpec, routers: Sequence[str]) -> int:
-    """MP_JOIN handshakes the ``routers`` completed as receivers (subflows that came up)."""
-    total = 0
+def mptcp_counters(spec: NetworkSpec, routers: Sequence[str], names: Sequence[str]
+                   ) -> Dict[str, int]:
+    """The kernel's ``MPTcpExt`` counters ``names`` summed over the ``routers``' namespaces
+    (``/proc/net/netstat``; a counter this kernel lacks reads 0)."""
+    total = dict.fromkeys(names, 0)
     for name in routers:
         res = subprocess.run(["ip", "netns", "exec", spec.router(name).netns, "cat",
                               "/proc/net/netstat"], capture_output=True, text=True, check=True)
         lines = [ln.split() for ln in res.stdout.splitlines() if ln.startswith("MPTcpExt:")]
-        if len(lines) >= 2 and "MPJoinAckRx" in lines[0]:
-            total += int(lines[1][lines[0].index("MPJoinAckRx")])
+        if len(lines) >= 2:
+            for key in names:
+                if key in lines[0]:
+                    total[key] += int(lines[1][lines[0].index(key)])
     return total
+
+
+def joins_received(spec: NetworkSpec, routers: Sequence[str]) -> int:
+    """MP_JOIN handshakes the ``routers`` completed as receivers (subflows that came up)."""
+    return mptcp_counters(spec, routers, ["MPJoinAckRx"])["MPJoinAckRx"]
 
 
 def mptcp_available() -> Optional[str]:
@@ -156,12 +168,19 @@ def mptcp_available() -> Optional[str]:
     return None
 
 
+def mptcp_model_value(topo: Topology, pairs: Sequence[Tuple[str, str]], k: int,
+                      draws: int = 32, solver: str = "highs") -> Tuple[float, float]:
+    """The analytic ``mptcp:K`` value on ``pairs``: mean and standard deviation over hash draws
+    (seeds 0..draws-1), in the topology's capacity units."""
+    vals = [max_flow(topo, list(pairs), model="mptcp", subflows=k, seed=s, solver=solver).value
+            for s in range(draws)]
+    return float(np.mean(vals)), float(np.std(vals))
+
+
 def model_value(sc: Scenario, k: int, draws: int = 32) -> float:
     """The ``mptcp:K`` model's value on the scenario's pairs, the mean over ``draws`` hash
     draws (seeds 0..draws-1)."""
-    vals = [max_flow(sc.topology, sc.pairs, model="mptcp", subflows=k, seed=s).value
-            for s in range(draws)]
-    return float(np.mean(vals))
+    return mptcp_model_value(sc.topology, sc.pairs, k, draws)[0]
 
 
 def run_dumbbell(*, out: Optional[str], paths: Sequence[int] = (2, 4, 8),
@@ -250,7 +269,7 @@ def _measure(sc: Scenario, k: int, seed: int, link_mbps: float, queue_ms: float,
         res = run_flows(emu, flows, warmup=warmup, seconds=seconds,
                         actions=[(warmup, "c0", lambda: snaps.append(emu.tx_packets())),
                                  (warmup + seconds, "c1", lambda: snaps.append(emu.tx_packets()))])
-        joined = _joins(spec, dests)
+        joined = joins_received(spec, dests)
     use = _path_use(snaps, arcs, res.actions["c1"] - res.actions["c0"], spec)
     unit = link_mbps * 1e6
     per_host = [res.goodput_bps([f.id]) / unit for f in flows]

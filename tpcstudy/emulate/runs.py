@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
-import platform
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
@@ -24,10 +22,10 @@ from ..study import ResultStore, Task, read_results, run_tasks, write_meta
 from ..study.emulation import FAILOVER, THROUGHPUT
 from ..study.store import folder_lock
 from . import failover as F
-from .checks import tool_versions
+from .checks import system_info
 from .lifecycle import Emulation, new_prefix
 from .scenarios import Scenario, scenario
-from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls, network_spec
+from .spec import network_spec
 from .throughput import COLUMNS, KEY, ThroughputSettings, measure_models
 
 T = TypeVar("T")
@@ -67,33 +65,6 @@ def networks(*, topo: Optional[str] = None, scenario_name: Optional[str] = None,
         if p.num_nodes < 2:
             continue
         yield Network(t.name, p, plan)
-
-
-def system_info() -> Dict[str, Any]:
-    """Kernel, tools and the per-namespace sysctls: what a reader needs to redo a run."""
-    uname = platform.uname()
-    host: Dict[str, Optional[List[str]]] = {}
-    for key in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
-                "net.ipv4.tcp_mem"):
-        try:
-            host[key] = Path("/proc/sys", *key.split(".")).read_text().split()
-        except OSError:
-            host[key] = None
-    return {
-        "kernel": uname.release, "kernel_version": uname.version, "machine": uname.machine,
-        "cpus": len(os.sched_getaffinity(0)),
-        "tools": tool_versions(),
-        "namespace_sysctls": {k: ("per namespace: crc32(seed NUL router name)"
-                                  if k.endswith("hash_seed") else v)
-                              for k, v in dict(namespace_sysctls(0)).items()},
-        "interface_sysctls": {"net.ipv6.conf.<veth>.seg6_enabled": "1"},
-        "host_sysctls": host,
-        "ecmp": f"fib_multipath_hash_policy {HASH_POLICY}, fields {hex(HASH_FIELDS)} (addresses, "
-                f"protocol, ports), a different hash seed per namespace",
-        "tcp": "cubic per socket (TCP_CONGESTION), SO_LINGER 0 on close",
-        "shaping": "HTB per veth end at capacity / smallest capacity * link_mbps, bfifo of "
-                   "queue_ms at that rate (>= 10 packets), gso_max_segs 1, MTU 1500",
-    }
 
 
 def read_plan_file(plan: Optional[str]) -> Any:

@@ -1,7 +1,7 @@
 """Throughput against the LP: real TCP on the paths of each model's max-flow solution.
 
 For a set of pairs (heavy pairs drawn as ``tpcstudy maxflow`` draws them, or a scenario's), per
-model (``ecmp``, ``sr``, ``multipath``):
+model (``ecmp``, ``sr``, ``multipath``, ``mptcp:K``):
 
 1. **The LP**, solved here on the same pairs (:func:`lp_solution`): the optimum ``V``, then, if
    it reaches the same optimum, the solution in which every pair carries at most ``V / pairs``
@@ -13,6 +13,20 @@ model (``ecmp``, ``sr``, ``multipath``):
    proportional to the pair's path flows; ``sr`` and ``multipath`` carry SRHs.
 3. **Real TCP** (cubic) for ``warmup + seconds``; the receivers' goodput over the window, in
    link units (one unit = ``link_mbps``), beside the LP value: ``ratio = measured / lp``.
+
+``mptcp:K`` is real kernel MPTCP (:mod:`~tpcstudy.emulate.mptcp`): one MPTCP connection for every
+pair with K subflows (K - 1 extra source addresses as the
+in-kernel path manager's ``subflow`` endpoints), the routers' ECMP hashing placing each subflow
+on one path. Its ``lp_value`` is the analytic ``mptcp:K`` model's (docs/method.md §4): the
+max-flow LP over the distinct paths K hashed subflows draw, the mean over ``draws`` hash draws
+(``lp_solution`` says how many), so ``ratio`` is measured / model. Unlike the placements of the
+LP models, which leave idle the pairs their optimum starves, every pair sends (SEMPER's
+setting: hosts do not coordinate), so the model is an upper bound that real MPTCP would reach
+only with the LP's choice of pairs and splits. ``subflows_joined`` counts
+the MP_JOIN handshakes the destinations completed in the run (``subflows_expected``: pairs x
+(K - 1)), ``subflows_stale`` the subflows MPTCP's scheduler gave up on for a while (no progress
+for an RTO) and ``mptcp_reinjected`` the data it re-sent on another subflow (the kernel's
+``MPTcpExt`` counters).
 
 Two ceilings explain most of the gap to 1.0: the LP counts link capacity, TCP goodput counts
 payload, so a full 1514-byte frame carries ``mss`` payload bytes: 1428 (0.943) without SRH,
@@ -39,14 +53,16 @@ import numpy as np
 from .. import MaxFlowResult, Topology, max_flow
 from ..errors import UsageError
 from .lifecycle import Emulation
+from .mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters, mptcp_model_value
 from .placement import Placement, place_connections
 from .spec import PACKET_BYTES
 from .srh import srh_bytes
 from .traffic import Flow, run_flows
 
 __all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "lp_solution", "measure_models",
-           "ThroughputSettings"]
+           "ThroughputSettings", "parse_model"]
 
+#: Models placed from their LP solution; ``mptcp:K`` (K = 1..8 subflows) runs real MPTCP.
 THROUGHPUT_MODELS = ("ecmp", "sr", "multipath")
 #: Relative tolerance for "the balanced solution reaches the optimum".
 BALANCE_TOL = 1e-6
@@ -57,8 +73,13 @@ COLUMNS = [
     "measured_gain",
     "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
     "starved_connections",
-    "retransmits", "cpu_busy", "routers", "links", "status", "error",
+    "retransmits", "cpu_busy", "routers", "links", "status", "error", "subflows_joined",
+    "subflows_expected", "subflows_stale", "mptcp_reinjected",
 ]
+#: MPTCP's counters read around an ``mptcp:K`` run (``MPTcpExt`` in /proc/net/netstat): joins
+#: completed at the destinations; at the sources, subflows the scheduler marked stale (no
+#: progress for an RTO) and data re-sent on another subflow.
+MPTCP_COUNTERS = ("MPJoinAckRx", "SubflowStale", "MPTCPRetrans")
 KEY = ["scenario", "heavy", "seed", "model"]
 
 
@@ -72,12 +93,14 @@ class ThroughputSettings:
     solver: str = "highs"
     max_segments: int = 9
     pause: float = 0.5
+    #: Hash draws averaged for the ``mptcp:K`` model's value.
+    draws: int = 32
 
     def check(self) -> None:
         for m in self.models:
-            if m not in THROUGHPUT_MODELS:
-                raise UsageError(f"model {m!r} cannot run on the emulator; choose from "
-                                 f"{', '.join(THROUGHPUT_MODELS)}")
+            parse_model(m)
+        if self.draws < 1:
+            raise UsageError(f"draws {self.draws}: at least 1")
         if self.per_pair < 0:  # 0: the default of the network (study.DEFAULT_CONNECTIONS)
             raise UsageError(f"--connections must be >= 1, got {self.per_pair}")
         if not (self.seconds > 0 and self.warmup >= 0):
@@ -86,20 +109,39 @@ class ThroughputSettings:
             raise UsageError(f"--k {self.k}: 1 to 9 segments")
 
 
+def parse_model(token: str) -> Tuple[str, int]:
+    """``("mptcp", K)`` for ``mptcp:K``, else ``(model, 0)``; a clear error for anything else."""
+    name, _, k = str(token).partition(":")
+    if name == "mptcp" and k:
+        try:
+            K = int(k)
+        except ValueError:
+            K = 0
+        if not 1 <= K <= MAX_SUBFLOWS:
+            raise UsageError(f"model {token!r}: mptcp:K takes K = 1 to {MAX_SUBFLOWS} subflows "
+                             "(the kernel's limit per connection)")
+        return "mptcp", K
+    if token not in THROUGHPUT_MODELS:
+        raise UsageError(f"model {token!r} cannot run on the emulator; choose from "
+                         f"{', '.join(THROUGHPUT_MODELS)} or mptcp:K (K = 1..{MAX_SUBFLOWS})")
+    return str(token), 0
+
+
 def lp_solution(topo: Topology, pairs: Any, model: str, *, k: int = 4,
-                solver: str = "highs") -> Tuple[MaxFlowResult, str]:
+                solver: str = "highs", **kw: Any) -> Tuple[MaxFlowResult, str]:
     """The optimum of ``model`` on ``pairs``, balanced across pairs when that costs nothing.
 
-    Returns the result to place and ``"balanced"`` or ``"as solved"``.
+    Returns the result to place and ``"balanced"`` or ``"as solved"``; ``kw`` goes to
+    :func:`~tpcstudy.max_flow` (``subflows``, ``seed`` of ``mptcp``).
     """
-    res = max_flow(topo, pairs, model=model, k=k, solver=solver)
+    res = max_flow(topo, pairs, model=model, k=k, solver=solver, **kw)
     if not res.ok:
         raise UsageError(f"{model} LP failed: {res.status} {res.message}")
     n = len(res.pairs)
     if n < 2 or res.value <= 0:
         return res, "as solved"
     share = np.full(n, res.value / n)
-    bal = max_flow(topo, pairs, model=model, k=k, solver=solver, demands=share)
+    bal = max_flow(topo, pairs, model=model, k=k, solver=solver, demands=share, **kw)
     if bal.ok and bal.value >= res.value * (1 - BALANCE_TOL):
         return bal, "balanced"
     return res, "as solved"
@@ -124,36 +166,67 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
     models = list(dict.fromkeys(settings.models))
     rows: List[Dict[str, Any]] = []
     for mi, model in enumerate(models):
-        row: Dict[str, Any] = dict(base, model=model, k=settings.k if model == "sr" else
-                                   (1 if model == "ecmp" else ""), pairs=len(pairs),
+        kind, subflows = parse_model(model)
+        row: Dict[str, Any] = dict(base, model=model, pairs=len(pairs),
+                                   k={"sr": settings.k, "ecmp": 1, "mptcp": subflows}.get(kind, ""),
                                    link_mbps=spec.link_mbps, queue_ms=spec.queue_ms,
                                    warmup=settings.warmup, routers=topo.num_nodes,
                                    links=topo.num_links)
-        res, how = lp_solution(topo, list(pairs), model, k=settings.k, solver=settings.solver)
-        lp_units = res.value / spec.unit
-        placement = place_connections(topo, res, per_pair=settings.per_pair,
-                                      max_segments=settings.max_segments,
-                                      first_id=1 + 100_000 * mi)
-        row.update(lp_value=round(lp_units, 9), lp_solution=how,
-                   served_pairs=placement.served_pairs, connections=len(placement.connections),
-                   paths=len({(c.source, c.path) for c in placement.connections}),
-                   max_segments=max((len(c.segments) for c in placement.connections), default=0))
-        if placement.unplaced_flow > 1e-9:
-            row.update(status="skipped", error=f"{placement.unplaced_flow:.3g} of the LP's flow is "
-                       f"on paths that cannot be pinned: {placement.notes[0]}")
+        if kind == "mptcp" and mptcp_available():
+            row.update(status="skipped", error=f"mptcp: {mptcp_available()}")
             rows.append(row)
             continue
-        if not placement.connections:
-            row.update(status="skipped", error="the LP puts no flow on any pair")
-            rows.append(row)
-            continue
-        log(f"{base.get('scenario')}: {model}: LP {lp_units:.3f} units ({how}), "
-            f"{len(placement.connections)} connections on {row['paths']} paths; "
-            f"running {settings.warmup:g} + {settings.seconds:g} s")
+        if kind == "mptcp":
+            mean, sd = mptcp_model_value(topo, pairs, subflows, draws=settings.draws,
+                                         solver=settings.solver)
+            run = list(pairs)  # every pair, as hosts running MPTCP do (module docstring)
+            lp_units = mean / spec.unit
+            flows = [Flow(1 + 100_000 * mi + i, s, t, mptcp=True)
+                     for i, (s, t) in enumerate(run)]
+            row.update(lp_value=round(lp_units, 9), served_pairs=len(run),
+                       connections=len(flows), paths="", max_segments=0,
+                       lp_solution=f"mptcp:{subflows} model, mean of {settings.draws} hash draws "
+                                   f"(sd {sd / spec.unit:.3g})")
+            sources = sorted({s for s, _ in run})
+            dests = sorted({t for _, t in run})
+            enable_subflows(emu, sources, dests, subflows)
+            ends = sorted(set(sources) | set(dests))
+            before = mptcp_counters(spec, ends, MPTCP_COUNTERS)
+            what = f"{len(flows)} MPTCP connections of {subflows} subflows"
+        else:
+            res, how = lp_solution(topo, list(pairs), model, k=settings.k, solver=settings.solver)
+            lp_units = res.value / spec.unit
+            placement = place_connections(topo, res, per_pair=settings.per_pair,
+                                          max_segments=settings.max_segments,
+                                          first_id=1 + 100_000 * mi)
+            row.update(lp_value=round(lp_units, 9), lp_solution=how,
+                       served_pairs=placement.served_pairs, connections=len(placement.connections),
+                       paths=len({(c.source, c.path) for c in placement.connections}),
+                       max_segments=max((len(c.segments) for c in placement.connections),
+                                        default=0))
+            if placement.unplaced_flow > 1e-9:
+                row.update(status="skipped", error=f"{placement.unplaced_flow:.3g} of the LP's flow "
+                           f"is on paths that cannot be pinned: {placement.notes[0]}")
+                rows.append(row)
+                continue
+            if not placement.connections:
+                row.update(status="skipped", error="the LP puts no flow on any pair")
+                rows.append(row)
+                continue
+            flows = _flows(emu, placement)
+            what = f"{len(placement.connections)} connections on {row['paths']} paths"
+        log(f"{base.get('scenario')}: {model}: {'model' if kind == 'mptcp' else 'LP'} "
+            f"{lp_units:.3f} units ({row['lp_solution']}), {what}; running "
+            f"{settings.warmup:g} + {settings.seconds:g} s")
         if mi and settings.pause > 0:
             time.sleep(settings.pause)  # let the previous model's queues drain
-        tr = run_flows(emu, _flows(emu, placement), warmup=settings.warmup,
-                       seconds=settings.seconds)
+        tr = run_flows(emu, flows, warmup=settings.warmup, seconds=settings.seconds)
+        if kind == "mptcp":
+            after = mptcp_counters(spec, ends, MPTCP_COUNTERS)
+            d = {c: after[c] - before[c] for c in MPTCP_COUNTERS}
+            row.update(subflows_joined=d["MPJoinAckRx"],
+                       subflows_expected=len(flows) * (subflows - 1),
+                       subflows_stale=d["SubflowStale"], mptcp_reinjected=d["MPTCPRetrans"])
         measured = spec.rate_units(tr.goodput_bps())
         got = [f for f in tr.flows.values() if f.window_bytes > 0]
         total = sum(f.window_bytes for f in got)
@@ -163,7 +236,8 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
         starved = [f for f in tr.flows.values() if not f.error and f.window_bytes == 0]
         row.update(measured=round(measured, 6),
                    ratio=round(measured / lp_units, 6) if lp_units > 0 else math.nan,
-                   ceiling=round(ceiling, 6), seconds=round(tr.seconds, 4),
+                   ceiling=round(ceiling, 6) if ceiling > 0 else math.nan,
+                   seconds=round(tr.seconds, 4),
                    data_share=round(measured / lp_units / ceiling, 6)
                    if lp_units > 0 and ceiling > 0 else math.nan,
                    failed_connections=len(failed), starved_connections=len(starved),
@@ -173,8 +247,10 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                    error=f"{len(failed)} connections failed ({failed[0].error})" if failed
                    else "")
         log(f"{base.get('scenario')}: {model}: measured {measured:.3f} units = "
-            f"{row['ratio']:.3f} of the LP (payload ceiling {ceiling:.3f}), CPU busy "
-            f"{tr.cpu_busy:.0%}")
+            f"{row['ratio']:.3f} of the {'model' if kind == 'mptcp' else 'LP'} (payload ceiling "
+            f"{ceiling:.3f}), CPU busy {tr.cpu_busy:.0%}"
+            + (f", subflows joined {row['subflows_joined']}/{row['subflows_expected']}"
+               if kind == "mptcp" else ""))
         rows.append(row)
     ref = next((r for r in rows if r["model"] == "ecmp" and r.get("status") == "ok"), None)
     for r in rows:
@@ -211,7 +287,8 @@ def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
                      f"{f(r.get('data_share'), 5, 2)} "
                      f"{f(r.get('lp_gain'), 7, 2)} {f(r.get('measured_gain'), 6, 2)} "
                      f"{f(r.get('cpu_busy'), 5, 2)}")
-    lines.append("LP and measured in link units (1 = --link-mbps); ratio = measured / LP; "
+    lines.append("LP and measured in link units (1 = --link-mbps); mptcp:K's LP is the analytic "
+                 "mptcp:K model's value (mean over hash draws); ratio = measured / LP;\n"
                  "ceiling = payload share of a full frame (mss / 1514); data = ratio / ceiling; "
                  "gains over ecmp; cpu = machine busy share")
     return "\n".join(lines)

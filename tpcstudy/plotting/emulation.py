@@ -1,8 +1,9 @@
 """The emulator's figures (``tpcstudy emulate``): real TCP against the LP, and failure recovery.
 
-- :func:`plot_throughput`: per measured draw, the LP value (outlined bar) and the measured goodput
-  (filled bar) of each model in link units, measured / LP above each; beside it the sr gain over
-  ecmp, measured against the LP's (the diagonal: TCP gets all of the LP's gain).
+- :func:`plot_throughput`: per measured draw, the LP value (outlined bar; for ``mptcp:K`` the
+  analytic model's value) and the measured goodput (filled bar) of each model in link units,
+  measured / LP above each; beside it the sr gain over ecmp, measured against the LP's (the
+  diagonal: TCP gets all of the LP's gain).
 - :func:`plot_recovery`: the CDF over runs of the recovery time of each failover strategy
   (NRTOChanger, TimeoutChanger, plain TCP), the median in the legend; runs that did not recover
   sit at the right edge.
@@ -21,6 +22,8 @@ from .common import COLORS, axes_for, cdf
 
 __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "STRATEGY_COLORS"]
 
+#: mptcp:K bars, lightest for the fewest subflows.
+MPTCP_SHADES = ("#fdd0a2", "#fdae6b", "#fd8d3c", "#e6550d", "#a63603")
 STRATEGY_COLORS = {"plain": "#7f7f7f", "nrto": "#d62728", "timeout": "#1f77b4"}
 
 
@@ -46,7 +49,9 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     for r in ok:
         key = (str(r.get("scenario")), str(r.get("heavy")), str(r.get("seed")))
         groups.setdefault(key, {})[str(r["model"])] = r
-    models = [m for m in ("ecmp", "multipath", "sr") if any(m in g for g in groups.values())]
+    mptcp = sorted({m for g in groups.values() for m in g if m.startswith("mptcp:")},
+                   key=lambda m: int(m.split(":")[1]))
+    models = [m for m in ("ecmp", *mptcp, "multipath", "sr") if any(m in g for g in groups.values())]
     gains = [(float(g["sr"]["lp_gain"]), float(g["sr"]["measured_gain"]))
              for g in groups.values() if "sr" in g and _num(g["sr"].get("measured_gain"))
              and _num(g["sr"].get("lp_gain"))]
@@ -63,18 +68,22 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                 xs.append(gi - 0.4 + width * (mi + 0.5))
                 lp.append(float(row["lp_value"]))
                 meas.append(float(row["measured"]))
-        c = COLORS.get(m, "#333333")
+        c = COLORS.get(m, MPTCP_SHADES[mptcp.index(m) % len(MPTCP_SHADES)] if m in mptcp
+                       else "#333333")
         a.bar(xs, lp, width * 0.95, fill=False, edgecolor=c, linewidth=1.5)
         a.bar(xs, meas, width * 0.6, color=c, label=m)
         for x, lv, v in zip(xs, lp, meas):
-            if lv > 0:
-                a.text(x, max(lv, v), f"{v / lv:.2f}", ha="center", va="bottom", fontsize=7)
+            if lv > 0:  # upright labels collide beyond four bars per draw
+                a.text(x, max(lv, v), f"{v / lv:.2f}", ha="center", va="bottom",
+                       fontsize=7 if len(models) <= 4 else 6,
+                       rotation=0 if len(models) <= 4 else 90)
     a.set_xticks(range(len(keys)))
     a.set_xticklabels([_label(next(iter(groups[k].values()))) for k in keys], fontsize=8)
     a.set_ylabel("throughput (link units)")
-    a.set_ylim(0, max([float(r["lp_value"]) for r in ok] + [1.0]) * 1.15)
+    a.set_ylim(0, max([float(r["lp_value"]) for r in ok] + [1.0]) * (1.15 if len(models) <= 4
+                                                                     else 1.45))
     a.set_title(title or "TCP goodput (filled) vs the LP (outline)", fontsize=10)
-    a.legend(fontsize=8, loc="upper left")
+    a.legend(fontsize=8, loc="upper left", ncol=1 if len(models) <= 4 else 4)
     if gains:
         g = axes[1]
         hi = max(max(p) for p in gains) * 1.1
