@@ -108,8 +108,13 @@ def test_real_mptcp_on_the_dumbbell(tmp_path) -> None:
     assert by_k[1]["joined"] == "0" and by_k[4]["joined"] == by_k[4]["expected_joins"] == "6"
     for r in rows:
         assert 0.5 < float(r["measured"]) <= 2.0 and 0.0 < float(r["jain"]) <= 1.0
-    # 2 hosts x 4 subflows over 2 paths: both paths carry traffic
-    assert float(by_k[4]["measured"]) > 1.3
+    # 2 hosts x 4 subflows over 2 paths: when the hash put subflows on both paths (all 8 on one
+    # has probability 2 / 2**8), both carry traffic
+    use = [float(x) for x in by_k[4]["path_use"].split()]
+    if min(use) > 0.2:
+        assert float(by_k[4]["measured"]) > 1.3, rows
+    else:
+        assert max(use) > 0.8, rows
     res = load_results(tmp_path / "db")
     assert res.kind == "emulate-mptcp" and len(res) == 2
     out = subprocess.run([sys.executable, "-m", "tpcstudy", "plot", str(tmp_path / "db"),

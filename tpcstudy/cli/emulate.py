@@ -11,10 +11,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import prune, read_topology
 from ..emulate import checks
+from ..emulate import workload as W
 from ..emulate.failover import FailoverSettings
 from ..emulate.lifecycle import Emulation, clean, new_prefix, run_dir
 from ..emulate.mptcp import run_dumbbell, run_fault
-from ..emulate.runs import networks, read_plan_file, run_failover, run_throughput
+from ..emulate.runs import networks, read_plan_file, run_failover, run_policies, run_throughput
 from ..emulate.spec import build_steps, network_spec, render_shell, teardown_steps
 from ..emulate.throughput import ThroughputSettings, format_rows
 from ..emulate.verify import check_maps, probe_table, read_table
@@ -23,7 +24,7 @@ from ..io import atomic_write_text, json_text
 from ..study.emulation import format_dumbbell, format_fault, format_recovery, recovery_summary
 from .options import add_topology_options, apply_mirror, parse_list
 
-ACTIONS = ("throughput", "verify", "failover", "dumbbell", "fault", "clean", "check")
+ACTIONS = ("throughput", "verify", "failover", "dumbbell", "fault", "policies", "clean", "check")
 
 DESCRIPTION = """\
 The study's paths on a real Linux SRv6 data plane: one network namespace per router, one veth
@@ -43,6 +44,10 @@ actions:
   fault                 SEMPER's fault test: a dumbbell of 3 paths, path 1 fails mid-run; per
                         1 s window throughput and Jain for MPTCP (K subflows) against TCP with
                         the TPC TimeoutChanger: --subflows 4 --timeout-ms 100
+  policies              host path-selection policies on live TCP: transfers arriving as Poisson
+                        processes (Pareto sizes) between heavy pairs, each placed by its host's
+                        policy on the exported path table; goodput against the LP, flow
+                        completion times, Jain: --topo T --policies ecmp,random,lp,exp3:0.1
   clean                 remove what a killed run left (its namespaces only)
   check                 what this machine has and lacks
 
@@ -66,6 +71,8 @@ def _plot(kind: str, rows: List[Any], out: Path) -> None:
         fig, name = plotting.plot_dumbbell(rows), "emulation-mptcp"
     elif kind == "fault":
         fig, name = plotting.plot_fault(rows), "emulation-fault"
+    elif kind == "policies":
+        fig, name = plotting.plot_policies(rows), "emulation-policies"
     else:
         fig, name = plotting.plot_recovery(rows), "emulation-recovery"
     for p in plotting.save_figure(fig, out / name):
@@ -99,7 +106,28 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         return _dumbbell(args)
     if action == "fault":
         return _fault(args)
+    if action == "policies":
+        return _policies(args)
     return _throughput(args)
+
+
+def _policies(args: argparse.Namespace) -> int:
+    if not args.topo:
+        raise UsageError("policies needs --topo (heavy pairs of a topology)")
+    names = [p.strip() for p in (args.policies or ",".join(W.PolicySettings.policies)).split(",")
+             if p.strip()]
+    st = W.PolicySettings(policies=tuple(dict.fromkeys(names)), k=args.k, paths=args.table_paths,
+                          load=args.load, mean_bytes=int(round(args.mean_kb * 1000)),
+                          shape=args.shape, warmup=args.warmup, seconds=args.seconds,
+                          drain=args.drain, solver=args.solver)
+    rows, out = run_policies(out=args.out, topo=args.topo, capacity=args.capacity,
+                             weight=args.weight, plan=args.plan,
+                             heavy=parse_list(args.heavy, float, "--heavy"),
+                             seeds=list(range(args.seed, args.seed + args.seeds)), settings=st,
+                             link_mbps=args.link_mbps, queue_ms=args.queue_ms,
+                             overwrite=args.overwrite, log=_log)
+    print(W.format_policies(rows))
+    return _finish("policies", rows, out, args.plot)
 
 
 def _fault(args: argparse.Namespace) -> int:
@@ -302,6 +330,20 @@ def register(sub: Any) -> None:
                         "throughput's mptcp model 2,4,8)")
     d.add_argument("--hosts", type=int, default=None,
                    help="client/server pairs (default: dumbbell 4; fault 3)")
+    w = p.add_argument_group("policies")
+    w.add_argument("--policies", default=None,
+                   help="policies to compare (default ecmp,random,lp,exp3:0.1,ba-rtt,"
+                        "ba-throughput; exp3:GAMMA sets EXP3's Gamma)")
+    w.add_argument("--load", type=float, default=1.0,
+                   help="offered load as a share of the LP optimum over the table (default 1)")
+    w.add_argument("--mean-kb", type=float, default=500.0,
+                   help="mean transfer size in kB (Pareto; default 500)")
+    w.add_argument("--shape", type=float, default=1.5,
+                   help="Pareto shape of the sizes, > 1 (default 1.5)")
+    w.add_argument("--table-paths", type=int, default=4,
+                   help="paths per destination in the table, slot 0 included (default 4)")
+    w.add_argument("--drain", type=float, default=5.0,
+                   help="seconds after the window for late transfers to finish (default 5)")
     f = p.add_argument_group("failover")
     f.add_argument("--runs", type=int, default=20, help="runs (default 20)")
     f.add_argument("--rto-count", type=int, default=3, help="NRTOChanger's N (default 3)")

@@ -43,7 +43,10 @@ import socket
 import struct
 import sys
 import time
+import traceback
 from typing import Any, Dict, List, Optional
+
+from ..policies import make_policy
 
 IPV6_RTHDR = getattr(socket, "IPV6_RTHDR", 57)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
@@ -147,6 +150,7 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
         listeners[s.fileno()] = s
         ep.register(s.fileno(), select.EPOLLIN)
     timeline_ids = set(int(i) for i in job.get("timeline", []))
+    sizes = {int(k): int(v) for k, v in (job.get("sizes") or {}).items()}
     conns: Dict[int, Dict[str, Any]] = {}
     socks: Dict[int, socket.socket] = {}
     by_id: Dict[int, Dict[str, Any]] = {}
@@ -198,7 +202,10 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                 n = 0
             if n == 0:
                 ep.unregister(fd)
-                _close(sock)
+                if "done" in st.get("rec", {}):
+                    sock.close()  # a finished transfer: FIN, the sender keeps the TIME_WAIT
+                else:
+                    _close(sock)
                 del socks[fd]
                 continue
             t = time.monotonic()
@@ -221,6 +228,13 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
             rec["bytes"] += n
             if "timeline" in rec and n:
                 rec["timeline"].append([round(t, 6), rec["bytes"]])
+            size = sizes.get(st["id"])
+            if size is not None and "done" not in rec and rec["bytes"] >= size:
+                rec["done"] = t  # a sized transfer complete: tell the sender (one byte)
+                try:
+                    sock.send(b"!")
+                except OSError:
+                    pass
     for c in socks.values():
         _close(c)
     for s in listeners.values():
@@ -230,6 +244,8 @@ def run_receiver(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
         a = rec["at_start"] if rec["at_start"] is not None else 0
         e = rec["at_end"] if rec["at_end"] is not None else rec["bytes"]
         item = {"bytes": rec["bytes"], "window_bytes": max(0, e - a), "first": rec["first"]}
+        if "done" in rec:
+            item["done"] = rec["done"]
         if "timeline" in rec:
             item["timeline"] = rec["timeline"]
         res[str(cid)] = item
@@ -387,6 +403,170 @@ def run_sender(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, Any
     return {"role": "sender", "connections": results, "rusage": _rusage()}
 
 
+# --------------------------------------------------------------------------- workload
+def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, Any]:
+    """Connections arriving over time, each on the path its source's policy chooses.
+
+    ``job["arrivals"]``: ``{"id", "at" (s after connect), "src_router", "dst_router", "netns",
+    "src", "dst", "port", "size" (bytes)}``; ``job["tables"]``: source router -> destination
+    router -> SRHs (hex) of the path table, slot 0 first; ``job["policies"]``: source router ->
+    ``{"spec", "paths", "seed", "shares"}`` for :func:`tpcstudy.policies.make_policy`. At each
+    arrival the policy chooses the path (``None``: no SRH); every ``poll_ms`` each live
+    connection's ``TCP_INFO`` is handed to ``progress`` and the policies' ``moves`` applied
+    (``setsockopt(IPV6_RTHDR)`` on the live socket); a transfer ends when the receiver's byte
+    arrives (all ``size`` bytes read), then ``closed`` gets its smoothed RTT. Returns per
+    connection the arrival, open and completion times, the first and last path and the moves.
+    """
+    poll = float(job.get("poll_ms", 50)) / 1000.0
+    cc = str(job.get("cc", "cubic")).encode()
+    tables = {s: {d: [bytes.fromhex(h) for h in hs] for d, hs in ds.items()}
+              for s, ds in job["tables"].items()}
+    pols = {src: make_policy(p["spec"], p["paths"], seed=int(p.get("seed", 0)),
+                             shares=p.get("shares"))
+            for src, p in job["policies"].items()}
+    arrivals = sorted(job["arrivals"], key=lambda a: (float(a["at"]), int(a["id"])))
+    ep = select.epoll()
+    live: Dict[int, Dict[str, Any]] = {}  # fd -> connection
+    by_id: Dict[int, Dict[str, Any]] = {}
+    results: Dict[str, Dict[str, Any]] = {}
+    payload = memoryview(bytes(_CHUNK))
+    times = _times(out)
+    t0 = times["connect"]
+    nxt_arrival = 0
+    next_poll = t0
+
+    def set_path(c: Dict[str, Any], slot: Optional[int]) -> None:
+        paths = tables[c["src_router"]][c["dst_router"]]
+        srh = paths[slot] if slot is not None and slot < len(paths) else b""
+        if srh:
+            c["sock"].setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, srh)
+        c["slot"] = slot
+        c["path_log"].append(slot)
+
+    def finish(c: Dict[str, Any], now: float, error: str = "") -> None:
+        fd = c["sock"].fileno()
+        try:
+            rtt = float(tcp_info(c["sock"])["rtt_us"])
+        except OSError:
+            rtt = None
+        if not error:
+            pols[c["src_router"]].closed(c["id"], now, srtt_us=rtt)
+        try:
+            ep.unregister(fd)
+        except (OSError, ValueError):
+            pass
+        live.pop(fd, None)
+        by_id.pop(c["id"], None)
+        if error:
+            _close(c["sock"])
+        else:  # all delivered: a graceful close, so this source port rests in TIME_WAIT
+            c["sock"].close()
+        results[str(c["id"])] = {"arrival": c["t_arr"], "open": c.get("t_open"),
+                                 "done": now if not error else None, "paths": c["path_log"],
+                                 "srtt_us": rtt, "error": error or None}
+
+    while True:
+        now = time.monotonic()
+        if now >= times["stop"]:
+            break
+        while nxt_arrival < len(arrivals) and now >= t0 + float(arrivals[nxt_arrival]["at"]):
+            a = arrivals[nxt_arrival]
+            nxt_arrival += 1
+            cid = int(a["id"])
+            c: Dict[str, Any] = {"id": cid, "src_router": a["src_router"],
+                                 "dst_router": a["dst_router"], "size": int(a["size"]),
+                                 "t_arr": t0 + float(a["at"]), "head": struct.pack(">Q", cid),
+                                 "sent": 0, "state": "connecting", "path_log": []}
+            try:
+                c["sock"] = sk = ns.socket_in(a.get("netns"))
+                sk.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc)
+                sk.bind((a["src"], 0))
+                set_path(c, pols[a["src_router"]].choose(cid, a["dst_router"], now))
+                sk.setblocking(False)
+                err = sk.connect_ex((a["dst"], int(a["port"])))
+                if err not in (0, 115):
+                    raise OSError(err, os.strerror(err))
+            except OSError as exc:
+                if "sock" in c:
+                    _close(c["sock"])
+                results[str(cid)] = {"arrival": c["t_arr"], "done": None,
+                                     "error": f"connect: {exc}", "paths": c["path_log"]}
+                continue
+            live[sk.fileno()] = by_id[cid] = c
+            ep.register(sk.fileno(), select.EPOLLOUT)
+        if now >= next_poll:
+            for c in list(live.values()):
+                if c["state"] in ("open", "waiting"):
+                    try:
+                        info = tcp_info(c["sock"])
+                    except OSError:
+                        continue
+                    new = pols[c["src_router"]].progress(c["id"], now,
+                                                         srtt_us=float(info["rtt_us"]),
+                                                         acked_bytes=int(info["bytes_acked"]))
+                    if new is not None and new != c["slot"]:
+                        set_path(c, new)
+            for pol in pols.values():
+                for cid, slot in pol.moves(now):
+                    c2 = by_id.get(cid)
+                    if c2 is not None and slot != c2["slot"]:
+                        set_path(c2, slot)
+            next_poll = now + poll
+        nxt = min(times["stop"], next_poll)
+        if nxt_arrival < len(arrivals):
+            nxt = min(nxt, t0 + float(arrivals[nxt_arrival]["at"]))
+        for fd, ev in ep.poll(max(0.0, min(nxt - time.monotonic(), 0.5))):
+            found = live.get(fd)
+            if found is None:
+                continue
+            c = found
+            sk = c["sock"]
+            if c["state"] == "connecting":
+                err = sk.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    finish(c, time.monotonic(), f"connect: {os.strerror(err)}")
+                    continue
+                c["state"] = "open"
+                c["t_open"] = time.monotonic()
+            if c["state"] == "waiting":
+                try:
+                    got = sk.recv(16)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError as exc:
+                    finish(c, time.monotonic(), f"recv: {exc}")
+                    continue
+                finish(c, time.monotonic(), "" if got else "closed by the receiver")
+                continue
+            if ev & (select.EPOLLERR | select.EPOLLHUP):
+                err = sk.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                finish(c, time.monotonic(), f"ev {ev:#x} in {c['state']}: "
+                       f"{os.strerror(err) if err else 'hang-up'}")
+                continue
+            try:
+                if c["head"]:
+                    k = sk.send(c["head"])
+                    c["head"] = c["head"][k:]
+                    if c["head"]:
+                        continue
+                left = c["size"] - c["sent"]
+                if left > 0:
+                    c["sent"] += sk.send(payload[:min(left, _CHUNK)])
+                if c["sent"] >= c["size"]:
+                    c["state"] = "waiting"
+                    ep.modify(fd, select.EPOLLIN)
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError as exc:
+                finish(c, time.monotonic(), f"send: {exc}")
+    for c in list(live.values()):
+        results[str(c["id"])] = {"arrival": c["t_arr"], "open": c.get("t_open"), "done": None,
+                                 "paths": c["path_log"], "error": None, "sent": c["sent"]}
+        _close(c["sock"])
+    return {"role": "workload", "connections": results, "rusage": _rusage(),
+            "policies": {src: p.describe() for src, p in pols.items()}}
+
+
 def main() -> int:
     line = sys.stdin.readline()
     out = sys.stdout
@@ -399,10 +579,14 @@ def main() -> int:
             res = run_receiver(job, ns, out)
         elif job["role"] == "sender":
             res = run_sender(job, ns, out)
+        elif job["role"] == "workload":
+            res = run_workload(job, ns, out)
         else:
             raise ValueError(f"unknown role {job.get('role')!r}")
     except Exception as exc:  # reported to the emulator, which raises it there
-        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), file=out, flush=True)
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}{where}"}), file=out, flush=True)
         return 1
     print(json.dumps(res), file=out, flush=True)
     return 0

@@ -19,9 +19,10 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from .. import Topology, heavy_pairs, prune, read_plan, read_topologies
 from ..errors import UsageError
 from ..study import ResultStore, Task, read_results, run_tasks, write_meta
-from ..study.emulation import FAILOVER, THROUGHPUT
+from ..study.emulation import FAILOVER, POLICIES, THROUGHPUT
 from ..study.store import folder_lock
 from . import failover as F
+from . import workload as W
 from .checks import system_info
 from .lifecycle import Emulation, new_prefix
 from .scenarios import Scenario, scenario
@@ -30,7 +31,7 @@ from .throughput import COLUMNS, KEY, ThroughputSettings, measure_models
 
 T = TypeVar("T")
 
-__all__ = ["Network", "networks", "system_info", "run_throughput", "run_failover",
+__all__ = ["Network", "networks", "system_info", "run_throughput", "run_failover", "run_policies",
            "read_plan_file", "PAIRS_RULE", "DEFAULT_CONNECTIONS"]
 
 #: Connections per pair on a topology (a scenario brings its own).
@@ -159,6 +160,75 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
             if store is not None:
                 summary = run_tasks(tasks, measure, store, jobs=1, desc=net.name,
                                     progress=progress, on_error="record")
+                if summary.failed:
+                    log(f"{net.name}: {len(summary.failed)} draws failed (see results.csv)")
+            else:
+                for t in tasks:
+                    all_rows.extend(measure(t))
+    if store is not None:
+        return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
+    return all_rows, None
+
+
+# --------------------------------------------------------------------------- policies
+@_locked
+def run_policies(*, out: Optional[str], topo: str, capacity: str = "uniform", weight: str = "hop",
+                 plan: Optional[str] = None, heavy: Sequence[float] = (20.0,),
+                 seeds: Sequence[int] = (0,), settings: Optional[W.PolicySettings] = None,
+                 link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,
+                 log: Callable[[str], None] = print) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
+    """Host path-selection policies on live TCP (:mod:`~tpcstudy.emulate.workload`), one task
+    per (network, heavy percent, seed) running every policy on the same transfers."""
+    st = settings or W.PolicySettings()
+    st.check()
+    for h in heavy:
+        if not 0 < h <= 100:
+            raise UsageError(f"--heavy {h:g}: percentages in (0, 100]")
+    the_plan = read_plan_file(plan)
+    config = {"topo": topo, "capacity": capacity, "weight": weight, "plan": plan,
+              "heavy": [float(h) for h in heavy], "policies": dict(dataclasses.asdict(st)),
+              "rates": {"link_mbps": link_mbps, "queue_ms": queue_ms,
+                        "rule": "each direction: capacity / smallest capacity * link_mbps"},
+              "pairs_rule": PAIRS_RULE,
+              "table_rule": f"tpcstudy path_table(select='maxflow'): slot 0 the IGP path, then "
+                            f"the sr LP's paths (k={st.k}), then sps paths; {st.paths} slots",
+              "arrivals_rule": "per pair Poisson, rate load * LP / (pairs * mean size); Pareto "
+                               "sizes; numpy default_rng(seed), pairs in order",
+              "system": system_info()}
+    store = None
+    if out:
+        outp = Path(out)
+        if overwrite:
+            shutil.rmtree(outp / "parts", ignore_errors=True)
+            (outp / "results.csv").unlink(missing_ok=True)
+        write_meta(outp, config, kind=POLICIES, seeds=list(seeds), solver=st.solver,
+                   overwrite=overwrite)
+        store = ResultStore(outp, W.COLUMNS, W.KEY)
+    all_rows: List[Dict[str, Any]] = []
+    for net in networks(topo=topo, capacity=capacity, weight=weight, plan=the_plan):
+        if len(net.topology.edge_routers) < 2:
+            log(f"{net.name}: fewer than 2 edge routers after pruning: skipped")
+            continue
+        tasks = []
+        for h in heavy:
+            for sd in seeds:
+                ids = heavy_pairs(net.topology, percent=h, seed=sd)
+                tasks.append(Task({"scenario": net.name, "heavy": float(h), "seed": int(sd)},
+                                  [(net.topology.names[a], net.topology.names[b])
+                                   for a, b in ids.tolist()]))
+        if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
+            log(f"{net.name}: already measured ({len(tasks)} draws in {out})")
+            continue
+        spec = network_spec(net.topology, net.plan, prefix=new_prefix(), link_mbps=link_mbps,
+                            queue_ms=queue_ms, seed=int(seeds[0]) if seeds else 0)
+        with Emulation(spec, log=log) as emu:
+            def measure(task: Task, emu: Emulation = emu) -> List[Dict[str, Any]]:
+                return W.measure_policies(emu, task.args, st, base=dict(task.key),
+                                          seed=int(task.key["seed"]), log=log)
+
+            if store is not None:
+                summary = run_tasks(tasks, measure, store, jobs=1, desc=net.name,
+                                    progress=False, on_error="record")
                 if summary.failed:
                     log(f"{net.name}: {len(summary.failed)} draws failed (see results.csv)")
             else:

@@ -21,7 +21,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..errors import EmulationError
 from .lifecycle import Emulation
 
-__all__ = ["Flow", "FlowResult", "TrafficResult", "run_flows", "PORT"]
+__all__ = ["Flow", "FlowResult", "TrafficResult", "run_flows", "run_arrivals", "Arrival",
+           "ArrivalsResult", "PORT"]
 
 PORT = 5201
 #: Seconds between the start signal and the connects (agents are already set up by then).
@@ -201,3 +202,110 @@ def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: 
         times["start"], times["end"])
     return TrafficResult(out, times, window, busy,
                          {k: v.get("rusage", {}) for k, v in results.items()}, done)
+
+
+@dataclasses.dataclass(frozen=True)
+class Arrival:
+    """One transfer of ``size`` bytes from ``source`` to ``destination`` (router names),
+    starting ``at`` seconds after the run's start."""
+
+    id: int
+    at: float
+    source: str
+    destination: str
+    size: int
+
+
+@dataclasses.dataclass
+class ArrivalsResult:
+    """Per transfer: ``sender`` (arrival, open, done times, the paths it took, error) and
+    ``receiver`` (bytes, bytes in the window) records; the window and the machine's CPU use."""
+
+    sender: Dict[int, Dict[str, Any]]
+    receiver: Dict[int, Dict[str, Any]]
+    times: Dict[str, float]
+    window: Tuple[float, float]
+    cpu_busy: float
+    policies: Dict[str, Any]
+
+    @property
+    def seconds(self) -> float:
+        return self.window[1] - self.window[0]
+
+
+def _spawn_agents(emu: Emulation, jobs: Sequence[Tuple[str, Dict[str, Any]]],
+                  setup_timeout: float) -> List[subprocess.Popen]:
+    env = dict(os.environ, PYTHONSAFEPATH="1")
+    procs = []
+    for _, job in jobs:
+        p = emu.spawn(_agent_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, text=True, env=env)
+        assert p.stdin is not None
+        p.stdin.write(json.dumps(job) + "\n")
+        p.stdin.flush()
+        procs.append(p)
+    deadline = time.monotonic() + setup_timeout
+    for p, (what, _) in zip(procs, jobs):
+        _readline(p, deadline, f"traffic {what}")
+    return procs
+
+
+def run_arrivals(emu: Emulation, arrivals: Sequence[Arrival],
+                 tables: Dict[str, Dict[str, List[bytes]]], policies: Dict[str, Dict[str, Any]],
+                 *, warmup: float, seconds: float, drain: float = 0.0, poll_ms: float = 50.0,
+                 setup_timeout: float = 120.0, cc: str = "cubic") -> ArrivalsResult:
+    """Run transfers arriving over time (the agent's ``workload`` role), each on the path its
+    source's policy picks from ``tables`` (source -> destination -> SRHs, slot 0 first).
+
+    The receivers' goodput window is ``[warmup, warmup + seconds)`` after the start; the agents
+    stop ``drain`` seconds after it (late transfers may finish).
+    """
+    spec = emu.spec
+    if not arrivals:
+        raise EmulationError("no transfer to run")
+    dests = sorted({a.destination for a in arrivals}, key=lambda r: spec.topology.index_of(r))
+    listen = [{"netns": spec.router(d).netns, "addr": str(spec.host(d)), "port": PORT}
+              for d in dests]
+    parent = os.getpid()
+    rjob = {"role": "receiver", "parent": parent, "listen": listen,
+            "sizes": {str(a.id): a.size for a in arrivals}}
+    wjob = {"role": "workload", "parent": parent, "poll_ms": poll_ms, "cc": cc,
+            "tables": {s: {d: [p.hex() for p in ps] for d, ps in ds.items()}
+                       for s, ds in tables.items()},
+            "policies": policies,
+            "arrivals": [{"id": a.id, "at": a.at, "src_router": a.source,
+                          "dst_router": a.destination, "netns": spec.router(a.source).netns,
+                          "src": str(spec.host(a.source)), "dst": str(spec.host(a.destination)),
+                          "port": PORT, "size": a.size} for a in arrivals]}
+    try:
+        procs = _spawn_agents(emu, [("receiver", rjob), ("workload", wjob)], setup_timeout)
+        t0 = time.monotonic() + LEAD
+        times = {"connect": t0, "start": t0 + warmup, "end": t0 + warmup + seconds,
+                 "stop": t0 + warmup + seconds + max(drain, TAIL)}
+        # the receiver stops last: transfers still running at the stop are the sender's to end
+        for p, ts in zip(procs, (dict(times, stop=times["stop"] + 0.5), times)):
+            assert p.stdin is not None
+            p.stdin.write(json.dumps({"times": ts}) + "\n")
+            p.stdin.flush()
+            p.stdin.close()
+        time.sleep(max(0.0, times["start"] - time.monotonic()))
+        c0 = _cpu_times()
+        time.sleep(max(0.0, times["end"] - time.monotonic()))
+        c1 = _cpu_times()
+        results = {}
+        deadline = times["stop"] + 120.0
+        for p, what in zip(procs, ("receiver", "workload")):
+            results[what] = _readline(p, deadline, f"traffic {what}")
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        emu.kill_processes()
+    busy = 1.0 - (c1[1] - c0[1]) / (c1[0] - c0[0]) if c1[0] > c0[0] else float("nan")
+    w = results["receiver"]["window"]
+    window = (float(w[0]), float(w[1])) if w[0] is not None and w[1] is not None else (
+        times["start"], times["end"])
+    return ArrivalsResult({int(k): v for k, v in results["workload"]["connections"].items()},
+                          {int(k): v for k, v in results["receiver"]["connections"].items()},
+                          times, window, busy, results["workload"].get("policies", {}))

@@ -26,13 +26,13 @@ from typing import Any, Callable, Dict, Tuple
 from ..study.store import Results
 from .common import save_figure
 from .disjoint import DISJOINT_PANELS, plot_disjoint
-from .emulation import plot_dumbbell, plot_fault, plot_recovery, plot_throughput
+from .emulation import plot_dumbbell, plot_fault, plot_policies, plot_recovery, plot_throughput
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .path_table import plot_path_table
 from .topologies import TOPOLOGY_PANELS, plot_topologies
 
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
-           "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault",
+           "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
            "plot_results", "save_figure", "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES"]
 
@@ -40,7 +40,7 @@ __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table"
 FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint",
                 "emulate-throughput": "emulation-throughput",
                 "emulate-failover": "emulation-recovery", "emulate-mptcp": "emulation-mptcp",
-                "emulate-fault": "emulation-fault"}
+                "emulate-fault": "emulation-fault", "emulate-policies": "emulation-policies"}
 
 
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
@@ -49,5 +49,6 @@ def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
     draw: Dict[str, Callable[..., Any]] = {
         "topo": plot_topologies, "maxflow": plot_maxflow, "disjoint": plot_disjoint,
         "emulate-throughput": plot_throughput, "emulate-failover": plot_recovery,
-        "emulate-mptcp": plot_dumbbell, "emulate-fault": plot_fault}
+        "emulate-mptcp": plot_dumbbell, "emulate-fault": plot_fault,
+        "emulate-policies": plot_policies}
     return FIGURE_NAMES[results.kind], draw[results.kind](results, **kw)

@@ -20,7 +20,8 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 from ..study.emulation import recovery_summary
 from .common import COLORS, axes_for, cdf
 
-__all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "STRATEGY_COLORS"]
+__all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
+           "STRATEGY_COLORS"]
 
 #: mptcp:K bars, lightest for the fewest subflows.
 MPTCP_SHADES = ("#fdd0a2", "#fdae6b", "#fd8d3c", "#e6550d", "#a63603")
@@ -202,4 +203,42 @@ def plot_fault(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     axes[1].set_ylabel("Jain's index over hosts, per 1 s")
     axes[1].set_ylim(0, 1.05)
     axes[1].set_title("fairness", fontsize=10)
+    return fig
+
+
+def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
+                  title: Optional[str] = None) -> Any:
+    """Host path-selection policies: per policy, goodput as a share of the LP optimum (one dot
+    per draw, the bar their mean) and the median and 99th-percentile flow completion times (an
+    unfinished transfer makes a quantile infinite: drawn at the top edge)."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    pols = list(dict.fromkeys(str(r["policy"]) for r in ok))
+    fig, axes = axes_for(ax, 2, width=max(7.0, 1.3 * len(pols) + 3.0), height=4.0)
+    a, b = axes[0], axes[1]
+    xs = np.arange(len(pols))
+    fin = [v for r in ok for v in (_num(r.get("fct_p99")), _num(r.get("fct_median")))
+           if v is not None and math.isfinite(v)]
+    top = max(fin) * 2.0 if fin else 10.0
+    for i, p in enumerate(pols):
+        sel = [r for r in ok if str(r["policy"]) == p]
+        share = [100.0 * float(r["goodput_lp"]) for r in sel]
+        a.bar(i, float(np.mean(share)), 0.6, color="#9ecae1")
+        a.scatter([i] * len(share), share, color="#08519c", s=12, zorder=3)
+        for j, (col, mk) in enumerate((("fct_median", "o"), ("fct_p99", "^"))):
+            vals = [_num(r.get(col)) for r in sel]
+            vals2 = [min(v, top) for v in vals if v is not None and not math.isnan(v)]
+            b.scatter([i + (j - 0.5) * 0.2] * len(vals2), vals2, marker=mk, s=22,
+                      color="#333333" if j == 0 else "#d62728",
+                      label=(("median", "p99")[j] if i == 0 else None))
+    a.set_xticks(xs)
+    a.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
+    a.set_ylabel("goodput, % of the LP optimum")
+    a.set_title(title or "host policies on live TCP", fontsize=10)
+    b.set_xticks(xs)
+    b.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
+    b.set_yscale("log")
+    b.set_ylabel("flow completion time (s)")
+    b.set_title("FCT (top edge: unfinished)", fontsize=10)
+    if pols:
+        b.legend(fontsize=8)
     return fig

@@ -233,7 +233,8 @@ class BaPolicy(Policy):
         m = len(states)
         avg = np.array([s.cycle.average for s in states], dtype=np.float64)
         if self.metric == "rtt":
-            low = np.array([s.cycle.min_average for s in states], dtype=np.float64)
+            low = np.array([s.cycle.average if s.cycle.min_average is None
+                            else s.cycle.min_average for s in states], dtype=np.float64)
             num = avg - low
             den = np.array([s.max_rtt for s in states]) - low
             load = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
@@ -246,6 +247,8 @@ class BaPolicy(Policy):
             if per_flow.max() <= 0 or (per_flow.max() - per_flow.min()) / per_flow.max() < 0.05:
                 return np.full(m, 1.0 / m)
             w = per_flow
+        if not np.all(np.isfinite(w)) or w.sum() <= 0:  # a path without a usable sample yet
+            return None
         return w / w.sum()
 
     def _reweight(self, dest: str, now: float) -> None:

@@ -15,8 +15,9 @@ import math
 import statistics
 from typing import Any, Dict, List, Mapping, Sequence
 
-__all__ = ["THROUGHPUT", "FAILOVER", "MPTCP", "FAULT", "format_fault", "STRATEGIES", "recovery_summary",
-           "format_recovery", "throughput_summary", "summary_line", "format_dumbbell"]
+__all__ = ["THROUGHPUT", "FAILOVER", "MPTCP", "FAULT", "POLICIES", "fct_quantile", "format_fault",
+           "STRATEGIES", "recovery_summary", "format_recovery", "throughput_summary", "summary_line",
+           "format_dumbbell"]
 
 THROUGHPUT = "emulate-throughput"
 FAILOVER = "emulate-failover"
@@ -27,6 +28,10 @@ MPTCP = "emulate-mptcp"
 #: SEMPER's fault test (``tpcstudy emulate fault``): one row per (strategy, 1 s window) with the
 #: total goodput (paths), Jain's index over the hosts and whether the path had failed.
 FAULT = "emulate-fault"
+#: Host path-selection policies on live TCP (``tpcstudy emulate policies``): one row per
+#: (network, heavy percent, seed, policy) with goodput against the LP, flow completion times and
+#: Jain's index over pairs.
+POLICIES = "emulate-policies"
 #: Failover strategies, in the order they are drawn and printed.
 STRATEGIES = ("plain", "nrto", "timeout")
 
@@ -53,6 +58,12 @@ def _quantile(xs: Sequence[float], q: float) -> float:
     if math.isinf(a) or math.isinf(b):
         return math.inf
     return a + (b - a) * w
+
+
+def fct_quantile(xs: Sequence[float], q: float) -> float:
+    """Quantile ``q`` of sorted ``xs`` where unfinished transfers are infinite (numpy's linear
+    interpolation between finite values; infinite as soon as an infinite value is involved)."""
+    return _quantile(xs, q)
 
 
 def recovery_summary(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
@@ -113,6 +124,9 @@ def summary_line(results: Any) -> str:
         return "; ".join(f"{s['strategy']}{' ' + s['param'] if s['param'] else ''}: median "
                          f"{s['median']:.2f} s over {s['hit']} runs"
                          for s in recovery_summary(rows))
+    if getattr(results, "kind", "") == POLICIES:
+        return "; ".join(f"{r['policy']}: {100 * _num(r['goodput_lp']):.0f} % of LP, FCT median "
+                         f"{_num(r['fct_median']):.2f} s" for r in rows if r.get("status") == "ok")
     if getattr(results, "kind", "") == MPTCP:
         return "; ".join(f"P={int(_num(r['paths']))} K={int(_num(r['subflows']))}: "
                          f"{_num(r['measured']):.2f} (model {_num(r['model_value']):.2f}), Jain "

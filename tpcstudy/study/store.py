@@ -77,9 +77,9 @@ class _Damaged(Exception):
 #: What a results folder or file can hold: topology statistics, one of the two studies, or an
 #: emulation run (``tpcstudy emulate``: throughput against the LP, failover).
 KINDS = ("topo", "maxflow", "disjoint", "emulate-throughput", "emulate-failover",
-         "emulate-mptcp", "emulate-fault")
+         "emulate-mptcp", "emulate-fault", "emulate-policies")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
-                   "capacity_rule", "weight_rule"}
+                   "capacity_rule", "weight_rule", "policy", "slot_share"}
 
 #: Column marking a row's outcome; ``"failed"`` for the row standing for a task that raised.
 STATUS = "status"

@@ -1,0 +1,262 @@
+"""Host path-selection policies on live TCP: transfers arriving over time, each placed by its
+source's policy (:mod:`tpcstudy.policies`) on a path of the exported path table.
+
+For one set of pairs (heavy pairs drawn as ``tpcstudy maxflow`` draws them):
+
+1. **The path table** (:func:`policy_tables`): ``tpcstudy export``'s table for those pairs with
+   ``select="maxflow"`` (slot 0 the IGP path, then the sr-paths of at most ``k`` segments the
+   max-flow LP puts flow on, then the link-disjoint sps paths; ``paths`` slots). The ``lp``
+   policy's shares are the sr LP's flows on those slots (flow on a path the table could not hold
+   is reported in ``lp_unplaced``). ``lp_value`` is that LP's optimum in link units: what the
+   table's paths can carry at most.
+2. **The workload** (:func:`poisson_arrivals`): per pair, transfers arriving as a Poisson process
+   of rate ``load x lp_value / (pairs x mean size)`` (so ``load`` = 1 offers exactly the LP's
+   optimum, spread evenly over the pairs) with Pareto sizes (shape ``shape``, mean
+   ``mean_bytes``); one seeded draw, the same for every policy.
+3. **The run** (:func:`tpcstudy.emulate.traffic.run_arrivals`): the agent asks the source's
+   policy for the path of every new connection, feeds it each live connection's ``TCP_INFO``
+   (smoothed RTT, bytes acknowledged) every ``poll_ms`` and applies the moves it asks for.
+
+Per policy: ``goodput`` (link units, receivers' bytes in the window), ``goodput_lp`` (its share
+of the LP optimum), flow completion times of the transfers that arrived in the window (``median``
+and ``p99``; a transfer not finished ``drain`` seconds after the window counts as infinitely
+long, so the quantiles never flatter a policy that starves some), ``completed`` of ``transfers``,
+Jain's index over the pairs' goodput, ``slot_share`` (the share of transfers started on each slot;
+``plain`` for no SRH) and ``moves`` (live path changes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import max_flow, path_table
+from ..errors import UsageError
+from ..metrics import jain_index
+from ..policies import make_policy, parse_policy
+from ..study.emulation import fct_quantile
+from .lifecycle import Emulation
+from .srh import srh_bytes
+from .traffic import Arrival, run_arrivals
+
+__all__ = ["PolicySettings", "poisson_arrivals", "policy_tables", "measure_policies", "COLUMNS",
+           "KEY", "LIVE_POLICIES"]
+
+#: Policies the emulator can drive today (queue-max / queue-sum need the queue monitor).
+LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput")
+COLUMNS = ["scenario", "heavy", "seed", "policy", "pairs", "paths", "k", "lp_value", "offered",
+           "goodput", "goodput_lp", "transfers", "completed", "fct_median", "fct_p99", "jain",
+           "slot_share", "moves", "lp_unplaced", "load", "mean_bytes", "shape", "link_mbps",
+           "warmup", "seconds", "drain", "cpu_busy", "status", "error"]
+KEY = ["scenario", "heavy", "seed", "policy"]
+
+
+@dataclasses.dataclass
+class PolicySettings:
+    policies: Sequence[str] = ("ecmp", "random", "lp", "exp3:0.1", "ba-rtt", "ba-throughput")
+    k: int = 4
+    paths: int = 4
+    load: float = 1.0
+    mean_bytes: int = 500_000
+    shape: float = 1.5
+    warmup: float = 3.0
+    seconds: float = 20.0
+    drain: float = 5.0
+    poll_ms: float = 50.0
+    solver: str = "highs"
+
+    def check(self) -> None:
+        for p in self.policies:
+            name, _ = parse_policy(p)
+            if name not in LIVE_POLICIES:
+                raise UsageError(f"policy {p!r} cannot run on the emulator yet: queue-max and "
+                                 "queue-sum need the per-link queue monitor, which is not built; "
+                                 f"choose from {', '.join(LIVE_POLICIES)}")
+        if not 1 <= self.k <= 9 or not 1 <= self.paths <= 8:
+            raise UsageError(f"--k {self.k} must be 1..9 and --table-paths {self.paths} 1..8")
+        if not (self.load > 0 and self.mean_bytes >= 1 and self.shape > 1):
+            raise UsageError(f"--load {self.load:g} must be > 0, --mean-kb > 0 and --shape "
+                             f"{self.shape:g} > 1 (a Pareto of shape <= 1 has no mean)")
+        if not (self.seconds > 0 and self.warmup >= 0 and self.drain >= 0 and self.poll_ms > 0):
+            raise UsageError("--seconds must be > 0; --warmup, --drain >= 0")
+
+
+def poisson_arrivals(pairs: Sequence[Tuple[str, str]], *, rate: float, seconds: float,
+                     mean_bytes: float, shape: float, seed: int,
+                     first_id: int = 1) -> List[Arrival]:
+    """Per pair, transfers arriving as a Poisson process of ``rate`` per second over
+    ``[0, seconds)``, sizes Pareto of ``shape`` with mean ``mean_bytes`` (scale ``mean (shape -
+    1) / shape``, at least 1 byte). One generator seeded by ``seed``, pairs in the given order:
+    the same arguments give the same transfers."""
+    if rate < 0 or seconds < 0 or shape <= 1 or mean_bytes <= 0:
+        raise UsageError("poisson_arrivals: rate, seconds >= 0, mean_bytes > 0, shape > 1")
+    rng = np.random.default_rng(seed)
+    scale = mean_bytes * (shape - 1.0) / shape
+    out: List[Tuple[float, str, str, int]] = []
+    for s, d in pairs:
+        t = 0.0
+        while rate > 0:
+            t += float(rng.exponential(1.0 / rate))
+            if t >= seconds:
+                break
+            size = max(1, int(round(scale * (1.0 + float(rng.pareto(shape))))))
+            out.append((t, s, d, size))
+    out.sort(key=lambda x: x[0])
+    return [Arrival(first_id + i, round(t, 6), s, d, size) for i, (t, s, d, size) in enumerate(out)]
+
+
+@dataclasses.dataclass
+class PolicyTables:
+    """Per source router and destination: the table's SRHs (slot 0 first), waypoints, the LP's
+    share of each slot; the LP value (capacity units) and its flow no slot holds."""
+
+    srhs: Dict[str, Dict[str, List[bytes]]]
+    waypoints: Dict[str, Dict[str, List[List[str]]]]
+    shares: Dict[str, Dict[str, List[float]]]
+    lp_value: float
+    unplaced: float
+
+
+def policy_tables(topo: Any, pairs: Sequence[Tuple[str, str]], plan: Any, *, k: int, paths: int,
+                  solver: str = "highs") -> PolicyTables:
+    """The path table of ``pairs`` and the sr LP's shares on it (module docstring)."""
+    table = path_table(topo, k=k, paths=paths, plan=plan, pairs=list(pairs), select="maxflow",
+                       solver=solver)
+    lp = max_flow(topo, list(pairs), model="sr", k=k, solver=solver)
+    if not lp.ok:
+        raise UsageError(f"sr LP failed: {lp.status} {lp.message}")
+    srhs: Dict[str, Dict[str, List[bytes]]] = {}
+    wps: Dict[str, Dict[str, List[List[str]]]] = {}
+    shares: Dict[str, Dict[str, List[float]]] = {}
+    for e in table.entries:
+        srhs.setdefault(e.source, {})[e.destination] = [srh_bytes(p.segments) for p in e.paths]
+        wps.setdefault(e.source, {})[e.destination] = [list(p.waypoints) for p in e.paths]
+        shares.setdefault(e.source, {})[e.destination] = [0.0] * len(e.paths)
+    unplaced = 0.0
+    for path, flow in zip(lp.paths, lp.flows.tolist()):
+        if flow <= 1e-9:
+            continue
+        s, d = path[0], path[-1]
+        slots = wps.get(s, {}).get(d, [])
+        way = list(path[1:])
+        if way in slots:
+            shares[s][d][slots.index(way)] += float(flow)
+        else:
+            unplaced += float(flow)
+    return PolicyTables(srhs, wps, shares, float(lp.value), unplaced)
+
+
+def _quantiles(fcts: Sequence[float]) -> Tuple[float, float]:
+    xs = sorted(fcts)
+    return fct_quantile(xs, 0.5), fct_quantile(xs, 0.99)
+
+
+def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: PolicySettings,
+                     *, base: Dict[str, Any], seed: int = 0,
+                     log: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    """One row per policy (module docstring), all on the same table and the same transfers."""
+    settings.check()
+    log = log or (lambda m: None)
+    spec = emu.spec
+    tabs = policy_tables(spec.topology, pairs, spec.plan, k=settings.k, paths=settings.paths,
+                         solver=settings.solver)
+    lp_units = tabs.lp_value / spec.unit
+    unit_bps = spec.link_mbps * 1e6
+    rate = settings.load * lp_units * unit_bps / 8.0 / (len(pairs) * settings.mean_bytes)
+    arrivals = poisson_arrivals(pairs, rate=rate, seconds=settings.warmup + settings.seconds,
+                                mean_bytes=settings.mean_bytes, shape=settings.shape, seed=seed)
+    offered = sum(a.size for a in arrivals) * 8.0 / (settings.warmup + settings.seconds) / unit_bps
+    in_window = [a for a in arrivals if settings.warmup <= a.at < settings.warmup + settings.seconds]
+    tables = {s: {d: list(v) for d, v in ds.items()} for s, ds in tabs.srhs.items()}
+    rows: List[Dict[str, Any]] = []
+    for spec_p in dict.fromkeys(settings.policies):
+        row: Dict[str, Any] = dict(base, policy=spec_p, pairs=len(pairs), paths=settings.paths,
+                                   k=settings.k, lp_value=round(lp_units, 6),
+                                   offered=round(offered, 6),
+                                   lp_unplaced=round(tabs.unplaced / spec.unit, 6),
+                                   load=settings.load, mean_bytes=settings.mean_bytes,
+                                   shape=settings.shape, link_mbps=spec.link_mbps,
+                                   warmup=settings.warmup, seconds=settings.seconds,
+                                   drain=settings.drain, transfers=len(in_window))
+        pols: Dict[str, Dict[str, Any]] = {}
+        for src, dests in tabs.srhs.items():
+            npaths = {d: len(v) for d, v in dests.items()}
+            pols[src] = {"spec": spec_p, "paths": npaths, "seed": seed,
+                         "shares": tabs.shares[src]}
+            make_policy(spec_p, npaths, seed=seed, shares=tabs.shares[src])  # errors here
+        log(f"{base.get('scenario')}: {spec_p}: {len(arrivals)} transfers (offered "
+            f"{offered:.2f} of the LP's {lp_units:.2f} units); running {settings.warmup:g} + "
+            f"{settings.seconds:g} s (+ {settings.drain:g} s drain)")
+        res = run_arrivals(emu, arrivals, tables, pols, warmup=settings.warmup,
+                           seconds=settings.seconds, drain=settings.drain,
+                           poll_ms=settings.poll_ms)
+        t0 = res.times["connect"]
+        secs = res.seconds
+        per_pair: Dict[Tuple[str, str], float] = {tuple(p): 0.0 for p in pairs}  # type: ignore
+        total = 0
+        for a in arrivals:
+            got = int(res.receiver.get(a.id, {}).get("window_bytes", 0))
+            per_pair[(a.source, a.destination)] += got
+            total += got
+        fcts: List[float] = []
+        errors = 0
+        starts: Dict[str, int] = {}
+        moves = 0
+        for a in in_window:
+            r = res.sender.get(a.id, {})
+            if r.get("error"):
+                errors += 1
+            done = r.get("done")
+            fcts.append(float(done) - (t0 + a.at) if done is not None else math.inf)
+            slots = r.get("paths") or []
+            first = "plain" if not slots or slots[0] is None else str(slots[0])
+            starts[first] = starts.get(first, 0) + 1
+            moves += max(0, len(slots) - 1)
+        med, p99 = _quantiles(fcts)
+        goodput = total * 8.0 / secs / unit_bps if secs > 0 else math.nan
+        n = max(1, len(in_window))
+        row.update(goodput=round(goodput, 6),
+                   goodput_lp=round(goodput / lp_units, 6) if lp_units > 0 else math.nan,
+                   completed=sum(1 for f in fcts if math.isfinite(f)),
+                   fct_median=round(med, 6), fct_p99=round(p99, 6),
+                   jain=round(jain_index([v * 8.0 / secs / unit_bps for v in per_pair.values()]), 6),
+                   slot_share=" ".join(f"{k}:{v / n:.3f}" for k, v in sorted(starts.items())),
+                   moves=moves, cpu_busy=round(res.cpu_busy, 4),
+                   status="ok" if not errors else "failed",
+                   error=f"{errors} transfers failed" if errors else "")
+        log(f"{base.get('scenario')}: {spec_p}: goodput {goodput:.2f} units = "
+            f"{row['goodput_lp']:.3f} of the LP; FCT median {med:.3f} s, p99 {p99:.3f} s; "
+            f"{row['completed']}/{len(in_window)} completed; Jain {row['jain']:.3f}")
+        rows.append(row)
+    return rows
+
+
+def format_policies(rows: Sequence[Dict[str, Any]]) -> str:
+    """The table the CLI prints: policy x {goodput % of LP, median FCT, p99 FCT, Jain}."""
+    lines = [f"{'scenario':>12} {'heavy':>5} {'seed':>4} {'policy':>14} {'goodput':>8} "
+             f"{'% of LP':>8} {'FCT med':>8} {'FCT p99':>8} {'done':>9} {'Jain':>6} {'moves':>6}"]
+
+    def num(x: Any) -> float:
+        try:
+            return float(x)
+        except (TypeError, ValueError):
+            return math.nan
+
+    for r in rows:
+        if r.get("status") != "ok":
+            lines.append(f"{str(r.get('scenario')):>12} {str(r.get('heavy')):>5} "
+                         f"{str(r.get('seed')):>4} {str(r.get('policy')):>14} {r.get('status')}: "
+                         f"{r.get('error')}")
+            continue
+        lines.append(f"{str(r['scenario']):>12} {str(r['heavy']):>5} {str(r['seed']):>4} "
+                     f"{str(r['policy']):>14} {num(r['goodput']):>8.3f} "
+                     f"{100 * num(r['goodput_lp']):>7.1f}% {num(r['fct_median']):>8.3f} "
+                     f"{num(r['fct_p99']):>8.3f} {str(r['completed']) + '/' + str(r['transfers']):>9} "
+                     f"{num(r['jain']):>6.3f} {str(r['moves']):>6}")
+    lines.append("goodput in link units (1 = --link-mbps) over the window; % of LP: of the sr LP's "
+                 "optimum over the table's paths;\nFCT in s of the transfers arriving in the "
+                 "window (unfinished = infinite); done = completed/arrived; Jain over pairs")
+    return "\n".join(lines)
