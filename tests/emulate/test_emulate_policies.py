@@ -54,12 +54,26 @@ def test_policy_table_and_lp_shares_by_hand() -> None:
     tabs = policy_tables(t, [("a", "c")], plan, k=2, paths=4)
     # the LP: 1 on the direct link, 1 on the detour through b: value 2
     assert tabs.lp_value == pytest.approx(2.0) and tabs.unplaced == pytest.approx(0.0)
+    assert tabs.equal == pytest.approx(2.0, rel=1e-3)  # one pair: its equal share is all of it
     slots = tabs.waypoints["a"]["c"]
     assert slots[0] == ["c"] and ["b", "c"] in slots
     shares = tabs.shares["a"]["c"]
     assert shares[0] == pytest.approx(1.0) and shares[slots.index(["b", "c"])] == pytest.approx(1.0)
     assert sum(shares) == pytest.approx(2.0)
     assert len(tabs.srhs["a"]["c"]) == len(slots)
+
+
+def test_equal_share_value_by_hand() -> None:
+    from tpcstudy.emulate.workload import equal_share_value
+
+    t = _triangle()
+    # a -> c and c -> a use opposite arcs: 2 each (direct + detour), 4 in all
+    assert equal_share_value(t, [("a", "c"), ("c", "a")], k=2) == pytest.approx(4.0, rel=1e-3)
+    # a -> c and b -> c: c has two incoming arcs of capacity 1, so 2 in all, 1 each
+    assert equal_share_value(t, [("a", "c"), ("b", "c")], k=2) == pytest.approx(2.0, rel=1e-3)
+    # a -> c, a -> b, b -> c: the optimum is 3 (each pair its direct arc), and so are equal shares
+    three = [("a", "c"), ("a", "b"), ("b", "c")]
+    assert equal_share_value(t, three, k=2) == pytest.approx(3.0, rel=1e-3)
 
 
 def test_settings_errors() -> None:
@@ -109,3 +123,77 @@ def test_policies_cli_on_abilene(tmp_path, zoo_installed) -> None:
     assert (out / "emulation-policies.png").is_file()
     again = subprocess.run(args[:-1], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0 and "already measured" in again.stderr
+
+
+# ----------------------------------------------------------------- the two-path scenarios
+def test_multihoming_and_delay_arrivals() -> None:
+    from tpcstudy.emulate.twopaths import TwoPathSettings, delay_arrivals, multihoming_arrivals
+
+    st = TwoPathSettings(flows=4, background=3, seconds=30.0, warmup=0.0)
+    arr, b0, b1 = multihoming_arrivals(st)
+    site = [a for a in arr if a.source == "A"]
+    bg = [a for a in arr if a.source == "G"]
+    assert len(site) == 4 and all(a.slot is None and a.at < 1 for a in site)
+    assert (b0, b1) == (10.0, 20.0) and len(bg) == 3
+    assert all(a.slot == 0 and a.until == 20.0 and 10.0 <= a.at < 10.1 for a in bg)
+    st = TwoPathSettings(scenario="delay", background=2, seconds=25.0, warmup=0.0, phase=10.0,
+                         rate=20.0)
+    arr, phases = delay_arrivals(st, seed=3)
+    assert phases == [(0.0, 0), (10.0, 1), (20.0, 0)]
+    bg = [a for a in arr if a.source == "G"]
+    assert [(a.slot, a.until) for a in bg] == [(0, 10.0)] * 2 + [(1, 20.0)] * 2 + [(0, 25.0)] * 2
+    req = [a for a in arr if a.source == "A"]
+    assert abs(len(req) - 500) < 4 * math.sqrt(500) and {a.size for a in req} == {100_000}
+    assert arr == delay_arrivals(st, seed=3)[0]
+
+
+def test_counts_over_time_from_path_logs() -> None:
+    from tpcstudy.emulate.traffic import ArrivalsResult
+    from tpcstudy.emulate.twopaths import counts_over_time
+
+    sender = {1: {"paths": [[100.0, 0], [105.0, 1]], "done": None},
+              2: {"paths": [[101.0, 1]], "done": 103.0},
+              3: {"paths": [[102.0, None]], "cut": 104.0}}
+    res = ArrivalsResult(sender, {}, {"connect": 100.0}, (100.0, 110.0), 0.0, {})
+    # at 100.5: 1 on slot 0; 101.5: 1 on 0, 2 on 1; 103.5: 2 done; 106: 1 moved to slot 1
+    assert counts_over_time(res, [1, 2, 3], 100.0, [0.5, 1.5, 3.5, 6.0]) == \
+        [[1, 0], [1, 1], [1, 0], [0, 1]]
+
+
+def test_two_path_settings_errors() -> None:
+    from tpcstudy.emulate.twopaths import TwoPathSettings
+
+    with pytest.raises(UsageError, match="no LP here"):
+        TwoPathSettings(policies=("lp",)).check()
+    with pytest.raises(UsageError, match="choose from"):
+        TwoPathSettings(scenario="zoo").check()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("emulator", "emulation_guard")
+@pytest.mark.parametrize("scenario", ["multihoming", "delay"])
+def test_two_path_scenarios_cli(tmp_path, scenario) -> None:
+    out = tmp_path / scenario
+    args = [sys.executable, "-m", "tpcstudy", "emulate", "policies", "--scenario", scenario,
+            "--policies", "ecmp,random,ba-throughput", "--flows", "4", "--background", "4",
+            "--seconds", "6", "--warmup", "1", "--phase", "3", "--rate", "8",
+            "--out", str(out), "--plot"]
+    env = dict(os.environ, PYTHONSAFEPATH="1", MPLBACKEND="Agg")
+    p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:] + p.stdout[-2000:]
+    with open(out / "results.csv", newline="") as fh:
+        rows = {r["policy"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"ecmp", "random", "ba-throughput"}
+    for r in rows.values():
+        assert r["status"] == "ok", r
+        if scenario == "multihoming":
+            assert 0 <= float(r["mmr"]) <= 1 and float(r["avgt_mbps"]) > 0.5
+            # 4 site flows, each on one of the two paths, every second (ecmp: no SRH, uncounted)
+            counts = [c.split(":")[1] for c in r["counts"].split()]
+            if r["policy"] != "ecmp":
+                assert all(sum(map(int, c.split("/"))) == 4 for c in counts[2:]), r["counts"]
+        else:
+            assert int(r["completed"]) > 0 and len(r["fcts"].split()) == int(r["transfers"])
+            if r["policy"] != "ecmp":
+                assert 0 <= float(r["on_idle"]) <= 1
+    assert (out / "emulation-policies.png").is_file()

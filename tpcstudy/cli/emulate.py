@@ -11,11 +11,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import prune, read_topology
 from ..emulate import checks
+from ..emulate import twopaths as TP
 from ..emulate import workload as W
 from ..emulate.failover import FailoverSettings
 from ..emulate.lifecycle import Emulation, clean, new_prefix, run_dir
 from ..emulate.mptcp import run_dumbbell, run_fault
-from ..emulate.runs import networks, read_plan_file, run_failover, run_policies, run_throughput
+from ..emulate.runs import networks, read_plan_file, run_failover, run_policies, run_throughput, run_two_paths
 from ..emulate.spec import build_steps, network_spec, render_shell, teardown_steps
 from ..emulate.throughput import ThroughputSettings, format_rows
 from ..emulate.verify import check_maps, probe_table, read_table
@@ -47,7 +48,10 @@ actions:
   policies              host path-selection policies on live TCP: transfers arriving as Poisson
                         processes (Pareto sizes) between heavy pairs, each placed by its host's
                         policy on the exported path table; goodput against the LP, flow
-                        completion times, Jain: --topo T --policies ecmp,random,lp,exp3:0.1
+                        completion times, Jain: --topo T --policies ecmp,random,lp,exp3:0.1;
+                        or --scenario multihoming (MMR/STD/AVGT of long site flows while a
+                        burst loads one path) or delay (background switching paths, request
+                        completion times)
   clean                 remove what a killed run left (its namespaces only)
   check                 what this machine has and lacks
 
@@ -112,13 +116,16 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _policies(args: argparse.Namespace) -> int:
-    if not args.topo:
-        raise UsageError("policies needs --topo (heavy pairs of a topology)")
+    if args.scenario in TP.SCENARIOS:
+        return _two_paths(args)
+    if not args.topo or args.scenario:
+        raise UsageError("policies needs --topo (heavy pairs of a topology) or --scenario "
+                         f"{' or '.join(TP.SCENARIOS)}")
     names = [p.strip() for p in (args.policies or ",".join(W.PolicySettings.policies)).split(",")
              if p.strip()]
     st = W.PolicySettings(policies=tuple(dict.fromkeys(names)), k=args.k, paths=args.table_paths,
                           load=args.load, mean_bytes=int(round(args.mean_kb * 1000)),
-                          shape=args.shape, warmup=args.warmup, seconds=args.seconds,
+                          shape=args.shape, warmup=args.warmup, seconds=args.seconds or 20.0,
                           drain=args.drain, solver=args.solver)
     rows, out = run_policies(out=args.out, topo=args.topo, capacity=args.capacity,
                              weight=args.weight, plan=args.plan,
@@ -127,6 +134,22 @@ def _policies(args: argparse.Namespace) -> int:
                              link_mbps=args.link_mbps, queue_ms=args.queue_ms,
                              overwrite=args.overwrite, log=_log)
     print(W.format_policies(rows))
+    return _finish("policies", rows, out, args.plot)
+
+
+def _two_paths(args: argparse.Namespace) -> int:
+    defaults = TP.TwoPathSettings()
+    names = [p.strip() for p in (args.policies or ",".join(defaults.policies)).split(",")
+             if p.strip()]
+    st = TP.TwoPathSettings(scenario=args.scenario, policies=tuple(dict.fromkeys(names)),
+                            flows=args.flows, background=args.background,
+                            seconds=args.seconds or 30.0, warmup=args.warmup, phase=args.phase,
+                            rate=args.rate, request_kb=args.request_kb)
+    rows, out = run_two_paths(out=args.out, settings=st,
+                              seeds=list(range(args.seed, args.seed + args.seeds)),
+                              link_mbps=args.link_mbps, queue_ms=args.queue_ms,
+                              overwrite=args.overwrite, log=_log)
+    print(TP.format_two_paths(rows))
     return _finish("policies", rows, out, args.plot)
 
 
@@ -150,7 +173,8 @@ def _dumbbell(args: argparse.Namespace) -> int:
                         hosts=args.hosts or 4,
                         seeds=list(range(args.seed, args.seed + args.seeds)),
                         link_mbps=args.link_mbps, queue_ms=args.queue_ms,
-                        seconds=args.seconds, warmup=args.warmup, overwrite=args.overwrite,
+                        seconds=args.seconds or 10.0, warmup=args.warmup,
+                        overwrite=args.overwrite,
                         log=_log)
     print(format_dumbbell(rows))
     return _finish("dumbbell", rows, Path(args.out) if args.out else None, args.plot)
@@ -166,7 +190,7 @@ def _settings(args: argparse.Namespace) -> ThroughputSettings:
             models.append(m)
     return ThroughputSettings(models=tuple(dict.fromkeys(models)), k=args.k,
                               per_pair=args.connections or 0, warmup=args.warmup,
-                              seconds=args.seconds, solver=args.solver)
+                              seconds=args.seconds or 10.0, solver=args.solver)
 
 
 def _throughput(args: argparse.Namespace) -> int:
@@ -283,7 +307,7 @@ def register(sub: Any) -> None:
     p.add_argument("action", nargs="?", choices=ACTIONS, default="throughput",
                    help="what to do (default: throughput)")
     add_topology_options(p, topo_required=False)
-    p.add_argument("--scenario", choices=["six-paths"],
+    p.add_argument("--scenario", choices=["six-paths", *TP.SCENARIOS],
                    help="a hand-made network instead of --topo: six-paths is the TPC paper's "
                         "Figure 4 (6 disjoint paths, the IGP forcing one, 4 clients x 4 "
                         "connections)")
@@ -315,7 +339,8 @@ def register(sub: Any) -> None:
                                                      "table (default 4)")
     t.add_argument("--connections", type=int, default=None,
                    help="TCP connections per pair (default 8; six-paths: 4)")
-    t.add_argument("--seconds", type=float, default=10.0, help="measured window (default 10)")
+    t.add_argument("--seconds", type=float, default=None,
+                   help="measured window (default 10; policies 20, multihoming and delay 30)")
     t.add_argument("--warmup", type=float, default=3.0, help="seconds before the window "
                                                              "(default 3)")
     t.add_argument("--solver", default="highs", help="LP backend (default highs)")
@@ -342,6 +367,18 @@ def register(sub: Any) -> None:
                    help="Pareto shape of the sizes, > 1 (default 1.5)")
     w.add_argument("--table-paths", type=int, default=4,
                    help="paths per destination in the table, slot 0 included (default 4)")
+    w.add_argument("--flows", type=int, default=16,
+                   help="multihoming: long-lived site flows (default 16)")
+    w.add_argument("--background", type=int, default=16,
+                   help="multihoming: flows of the burst on path 1; delay: long flows loading "
+                        "one path per phase (default 16)")
+    w.add_argument("--phase", type=float, default=10.0,
+                   help="delay: seconds before the background moves to the other path "
+                        "(default 10)")
+    w.add_argument("--rate", type=float, default=10.0,
+                   help="delay: requests per second (Poisson; default 10)")
+    w.add_argument("--request-kb", type=float, default=100.0,
+                   help="delay: request size in kB (default 100)")
     w.add_argument("--drain", type=float, default=5.0,
                    help="seconds after the window for late transfers to finish (default 5)")
     f = p.add_argument_group("failover")

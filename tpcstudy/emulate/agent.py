@@ -415,7 +415,7 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
     connection's ``TCP_INFO`` is handed to ``progress`` and the policies' ``moves`` applied
     (``setsockopt(IPV6_RTHDR)`` on the live socket); a transfer ends when the receiver's byte
     arrives (all ``size`` bytes read), then ``closed`` gets its smoothed RTT. Returns per
-    connection the arrival, open and completion times, the first and last path and the moves.
+    connection the arrival, open, completion (or cut) times and its paths ``[[t, slot], ...]``.
     """
     poll = float(job.get("poll_ms", 50)) / 1000.0
     cc = str(job.get("cc", "cubic")).encode()
@@ -441,15 +441,15 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
         if srh:
             c["sock"].setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, srh)
         c["slot"] = slot
-        c["path_log"].append(slot)
+        c["path_log"].append([round(time.monotonic(), 6), slot])
 
-    def finish(c: Dict[str, Any], now: float, error: str = "") -> None:
+    def finish(c: Dict[str, Any], now: float, error: str = "", cut: bool = False) -> None:
         fd = c["sock"].fileno()
         try:
             rtt = float(tcp_info(c["sock"])["rtt_us"])
         except OSError:
             rtt = None
-        if not error:
+        if not error and not c.get("pinned"):
             pols[c["src_router"]].closed(c["id"], now, srtt_us=rtt)
         try:
             ep.unregister(fd)
@@ -457,13 +457,14 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
             pass
         live.pop(fd, None)
         by_id.pop(c["id"], None)
-        if error:
+        if error or cut:
             _close(c["sock"])
         else:  # all delivered: a graceful close, so this source port rests in TIME_WAIT
             c["sock"].close()
         results[str(c["id"])] = {"arrival": c["t_arr"], "open": c.get("t_open"),
-                                 "done": now if not error else None, "paths": c["path_log"],
-                                 "srtt_us": rtt, "error": error or None}
+                                 "done": now if not (error or cut) else None,
+                                 "paths": c["path_log"], "srtt_us": rtt, "error": error or None,
+                                 "cut": now if cut else None, "ended": now, "sent": c["sent"]}
 
     while True:
         now = time.monotonic()
@@ -481,7 +482,13 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                 c["sock"] = sk = ns.socket_in(a.get("netns"))
                 sk.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc)
                 sk.bind((a["src"], 0))
-                set_path(c, pols[a["src_router"]].choose(cid, a["dst_router"], now))
+                if a.get("slot") is not None:  # pinned (background traffic): no policy
+                    c["pinned"] = True
+                    set_path(c, int(a["slot"]))
+                else:
+                    set_path(c, pols[a["src_router"]].choose(cid, a["dst_router"], now))
+                if a.get("until") is not None:
+                    c["until"] = t0 + float(a["until"])
                 sk.setblocking(False)
                 err = sk.connect_ex((a["dst"], int(a["port"])))
                 if err not in (0, 115):
@@ -496,6 +503,11 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
             ep.register(sk.fileno(), select.EPOLLOUT)
         if now >= next_poll:
             for c in list(live.values()):
+                if c.get("until") is not None and now >= c["until"]:
+                    finish(c, now, cut=True)  # its time is up (background traffic)
+                    continue
+                if c.get("pinned"):
+                    continue
                 if c["state"] in ("open", "waiting"):
                     try:
                         info = tcp_info(c["sock"])

@@ -22,6 +22,7 @@ from ..study import ResultStore, Task, read_results, run_tasks, write_meta
 from ..study.emulation import FAILOVER, POLICIES, THROUGHPUT
 from ..study.store import folder_lock
 from . import failover as F
+from . import twopaths as TP
 from . import workload as W
 from .checks import system_info
 from .lifecycle import Emulation, new_prefix
@@ -32,6 +33,7 @@ from .throughput import COLUMNS, KEY, ThroughputSettings, measure_models
 T = TypeVar("T")
 
 __all__ = ["Network", "networks", "system_info", "run_throughput", "run_failover", "run_policies",
+           "run_two_paths",
            "read_plan_file", "PAIRS_RULE", "DEFAULT_CONNECTIONS"]
 
 #: Connections per pair on a topology (a scenario brings its own).
@@ -237,6 +239,54 @@ def run_policies(*, out: Optional[str], topo: str, capacity: str = "uniform", we
     if store is not None:
         return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
     return all_rows, None
+
+
+@_locked
+def run_two_paths(*, out: Optional[str], settings: Any, seeds: Sequence[int] = (0,),
+                  link_mbps: float = 10.0, queue_ms: float = 50.0, overwrite: bool = False,
+                  log: Callable[[str], None] = print) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
+    """The two-path policy scenarios (:mod:`~tpcstudy.emulate.twopaths`): one task per seed
+    running every policy on the same arrivals."""
+    st = settings
+    st.check()
+    topo, plan = TP.two_sites()
+    config = {"scenario": st.scenario, "policies": dict(dataclasses.asdict(st)),
+              "rates": {"link_mbps": link_mbps, "queue_ms": queue_ms,
+                        "rule": "each direction: capacity / smallest capacity * link_mbps"},
+              "network": "two sites A, B over paths A-P1-B (slot 0) and A-P2-B (slot 1); "
+                         "background host G behind A, pinned by SRH",
+              "system": system_info()}
+    store = None
+    if out:
+        outp = Path(out)
+        if overwrite:
+            shutil.rmtree(outp / "parts", ignore_errors=True)
+            (outp / "results.csv").unlink(missing_ok=True)
+        write_meta(outp, config, kind=POLICIES, seeds=list(seeds), overwrite=overwrite)
+        store = ResultStore(outp, W.COLUMNS, W.KEY)
+    tasks = [Task({"scenario": st.scenario, "heavy": "", "seed": int(sd)}, int(sd)) for sd in seeds]
+    if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
+        log(f"{st.scenario}: already measured ({len(tasks)} seeds in {out})")
+        return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
+    spec = network_spec(topo, plan, prefix=new_prefix(), link_mbps=link_mbps, queue_ms=queue_ms,
+                        seed=int(seeds[0]) if seeds else 0)
+    rows: List[Dict[str, Any]] = []
+    with Emulation(spec, log=log) as emu:
+        def measure(task: Task, emu: Emulation = emu) -> List[Dict[str, Any]]:
+            return TP.measure_two_paths(emu, st, seed=int(task.args), base=dict(task.key),
+                                        log=log)
+
+        if store is not None:
+            summary = run_tasks(tasks, measure, store, jobs=1, desc=st.scenario, progress=False,
+                                on_error="record")
+            if summary.failed:
+                log(f"{st.scenario}: {len(summary.failed)} seeds failed (see results.csv)")
+        else:
+            for t in tasks:
+                rows.extend(measure(t))
+    if store is not None:
+        return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
+    return rows, None
 
 
 # --------------------------------------------------------------------------- failover

@@ -207,13 +207,16 @@ def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: 
 @dataclasses.dataclass(frozen=True)
 class Arrival:
     """One transfer of ``size`` bytes from ``source`` to ``destination`` (router names),
-    starting ``at`` seconds after the run's start."""
+    starting ``at`` seconds after the run's start; ``slot``: a pinned path of the table (the
+    policy is not asked), ``until``: cut then (seconds after the start) if still running."""
 
     id: int
     at: float
     source: str
     destination: str
     size: int
+    slot: Optional[int] = None
+    until: Optional[float] = None
 
 
 @dataclasses.dataclass
@@ -276,7 +279,8 @@ def run_arrivals(emu: Emulation, arrivals: Sequence[Arrival],
             "arrivals": [{"id": a.id, "at": a.at, "src_router": a.source,
                           "dst_router": a.destination, "netns": spec.router(a.source).netns,
                           "src": str(spec.host(a.source)), "dst": str(spec.host(a.destination)),
-                          "port": PORT, "size": a.size} for a in arrivals]}
+                          "port": PORT, "size": a.size, "slot": a.slot, "until": a.until}
+                         for a in arrivals]}
     try:
         procs = _spawn_agents(emu, [("receiver", rjob), ("workload", wjob)], setup_timeout)
         t0 = time.monotonic() + LEAD

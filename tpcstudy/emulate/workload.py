@@ -10,9 +10,11 @@ For one set of pairs (heavy pairs drawn as ``tpcstudy maxflow`` draws them):
    is reported in ``lp_unplaced``). ``lp_value`` is that LP's optimum in link units: what the
    table's paths can carry at most.
 2. **The workload** (:func:`poisson_arrivals`): per pair, transfers arriving as a Poisson process
-   of rate ``load x lp_value / (pairs x mean size)`` (so ``load`` = 1 offers exactly the LP's
-   optimum, spread evenly over the pairs) with Pareto sizes (shape ``shape``, mean
-   ``mean_bytes``); one seeded draw, the same for every policy.
+   of rate ``load x lp_equal / (pairs x mean size)`` with Pareto sizes (shape ``shape``, mean
+   ``mean_bytes``); one seeded draw, the same for every policy. ``lp_equal``
+   (:func:`equal_share_value`) is what the table's sr-paths carry when every pair gets the same
+   rate, so ``load`` = 1 offers each pair exactly its feasible equal share (offering the
+   max-throughput optimum evenly would overload the pairs the optimum starves).
 3. **The run** (:func:`tpcstudy.emulate.traffic.run_arrivals`): the agent asks the source's
    policy for the path of every new connection, feeds it each live connection's ``TCP_INFO``
    (smoothed RTT, bytes acknowledged) every ``poll_ms`` and applies the moves it asks for.
@@ -22,7 +24,8 @@ of the LP optimum), flow completion times of the transfers that arrived in the w
 and ``p99``; a transfer not finished ``drain`` seconds after the window counts as infinitely
 long, so the quantiles never flatter a policy that starves some), ``completed`` of ``transfers``,
 Jain's index over the pairs' goodput, ``slot_share`` (the share of transfers started on each slot;
-``plain`` for no SRH) and ``moves`` (live path changes).
+``plain`` for no SRH), ``moves`` (live path changes) and ``aborted`` (transfers the kernel ended,
+timed out or reset, under overload: counted as unfinished).
 """
 
 from __future__ import annotations
@@ -47,10 +50,15 @@ __all__ = ["PolicySettings", "poisson_arrivals", "policy_tables", "measure_polic
 
 #: Policies the emulator can drive today (queue-max / queue-sum need the queue monitor).
 LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput")
-COLUMNS = ["scenario", "heavy", "seed", "policy", "pairs", "paths", "k", "lp_value", "offered",
-           "goodput", "goodput_lp", "transfers", "completed", "fct_median", "fct_p99", "jain",
-           "slot_share", "moves", "lp_unplaced", "load", "mean_bytes", "shape", "link_mbps",
-           "warmup", "seconds", "drain", "cpu_busy", "status", "error"]
+#: One column set for every policy scenario (zoo, multihoming, delay; a scenario leaves the
+#: others' columns empty): see this module's and :mod:`~tpcstudy.emulate.twopaths`' docstrings.
+COLUMNS = ["scenario", "heavy", "seed", "policy", "pairs", "paths", "k", "lp_value", "lp_equal",
+           "offered",
+           "goodput", "goodput_lp", "transfers", "completed", "fct_median", "fct_p90", "fct_p99",
+           "jain", "slot_share", "moves", "lp_unplaced", "load", "mean_bytes", "shape",
+           "aborted", "flows", "mmr", "std_mbps", "avgt_mbps", "burst_share", "on_idle", "counts",
+           "fcts",
+           "link_mbps", "warmup", "seconds", "drain", "cpu_busy", "status", "error"]
 KEY = ["scenario", "heavy", "seed", "policy"]
 
 
@@ -118,6 +126,25 @@ class PolicyTables:
     shares: Dict[str, Dict[str, List[float]]]
     lp_value: float
     unplaced: float
+    equal: float = math.nan
+
+
+def equal_share_value(topo: Any, pairs: Sequence[Tuple[str, str]], *, k: int,
+                      solver: str = "highs", iterations: int = 14) -> float:
+    """The most the sr-paths carry when every pair gets the same rate (max concurrent flow),
+    total over the pairs, by bisection on the common demand with the LP as the oracle: a common
+    demand ``d`` is feasible when the LP with every pair capped at ``d`` carries ``pairs x d``."""
+    n = len(pairs)
+    full = max_flow(topo, list(pairs), model="sr", k=k, solver=solver)
+    lo, hi = 0.0, full.value / n if n else 0.0
+    for _ in range(iterations):
+        mid = (lo + hi) / 2.0
+        r = max_flow(topo, list(pairs), model="sr", k=k, solver=solver, demands=np.full(n, mid))
+        if r.ok and r.value >= n * mid * (1 - 1e-7):
+            lo = mid
+        else:
+            hi = mid
+    return n * lo
 
 
 def policy_tables(topo: Any, pairs: Sequence[Tuple[str, str]], plan: Any, *, k: int, paths: int,
@@ -146,7 +173,8 @@ def policy_tables(topo: Any, pairs: Sequence[Tuple[str, str]], plan: Any, *, k: 
             shares[s][d][slots.index(way)] += float(flow)
         else:
             unplaced += float(flow)
-    return PolicyTables(srhs, wps, shares, float(lp.value), unplaced)
+    return PolicyTables(srhs, wps, shares, float(lp.value), unplaced,
+                        equal_share_value(topo, pairs, k=k, solver=solver))
 
 
 def _quantiles(fcts: Sequence[float]) -> Tuple[float, float]:
@@ -164,8 +192,9 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
     tabs = policy_tables(spec.topology, pairs, spec.plan, k=settings.k, paths=settings.paths,
                          solver=settings.solver)
     lp_units = tabs.lp_value / spec.unit
+    equal_units = tabs.equal / spec.unit
     unit_bps = spec.link_mbps * 1e6
-    rate = settings.load * lp_units * unit_bps / 8.0 / (len(pairs) * settings.mean_bytes)
+    rate = settings.load * equal_units * unit_bps / 8.0 / (len(pairs) * settings.mean_bytes)
     arrivals = poisson_arrivals(pairs, rate=rate, seconds=settings.warmup + settings.seconds,
                                 mean_bytes=settings.mean_bytes, shape=settings.shape, seed=seed)
     offered = sum(a.size for a in arrivals) * 8.0 / (settings.warmup + settings.seconds) / unit_bps
@@ -175,6 +204,7 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
     for spec_p in dict.fromkeys(settings.policies):
         row: Dict[str, Any] = dict(base, policy=spec_p, pairs=len(pairs), paths=settings.paths,
                                    k=settings.k, lp_value=round(lp_units, 6),
+                                   lp_equal=round(equal_units, 6),
                                    offered=round(offered, 6),
                                    lp_unplaced=round(tabs.unplaced / spec.unit, 6),
                                    load=settings.load, mean_bytes=settings.mean_bytes,
@@ -188,7 +218,8 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
                          "shares": tabs.shares[src]}
             make_policy(spec_p, npaths, seed=seed, shares=tabs.shares[src])  # errors here
         log(f"{base.get('scenario')}: {spec_p}: {len(arrivals)} transfers (offered "
-            f"{offered:.2f} of the LP's {lp_units:.2f} units); running {settings.warmup:g} + "
+            f"{offered:.2f} units; equal shares carry {equal_units:.2f}, the LP optimum "
+            f"{lp_units:.2f}); running {settings.warmup:g} + "
             f"{settings.seconds:g} s (+ {settings.drain:g} s drain)")
         res = run_arrivals(emu, arrivals, tables, pols, warmup=settings.warmup,
                            seconds=settings.seconds, drain=settings.drain,
@@ -202,16 +233,20 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
             per_pair[(a.source, a.destination)] += got
             total += got
         fcts: List[float] = []
-        errors = 0
+        errors = aborted = 0
+        kinds: Dict[str, int] = {}
         starts: Dict[str, int] = {}
         moves = 0
         for a in in_window:
             r = res.sender.get(a.id, {})
-            if r.get("error"):
+            if r.get("error") and not str(r["error"]).startswith(("connect:", "setup:")):
+                aborted += 1  # the kernel ended it (timed out, reset): its FCT is infinite
+            elif r.get("error"):
                 errors += 1
+                kinds[str(r["error"])] = kinds.get(str(r["error"]), 0) + 1
             done = r.get("done")
             fcts.append(float(done) - (t0 + a.at) if done is not None else math.inf)
-            slots = r.get("paths") or []
+            slots = [sl for _, sl in r.get("paths") or []]
             first = "plain" if not slots or slots[0] is None else str(slots[0])
             starts[first] = starts.get(first, 0) + 1
             moves += max(0, len(slots) - 1)
@@ -224,9 +259,11 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
                    fct_median=round(med, 6), fct_p99=round(p99, 6),
                    jain=round(jain_index([v * 8.0 / secs / unit_bps for v in per_pair.values()]), 6),
                    slot_share=" ".join(f"{k}:{v / n:.3f}" for k, v in sorted(starts.items())),
-                   moves=moves, cpu_busy=round(res.cpu_busy, 4),
+                   moves=moves, aborted=aborted, cpu_busy=round(res.cpu_busy, 4),
                    status="ok" if not errors else "failed",
-                   error=f"{errors} transfers failed" if errors else "")
+                   error=f"{errors} transfers failed: " + "; ".join(
+                       f"{k} (x{v})" for k, v in sorted(kinds.items(), key=lambda x: -x[1])[:3])
+                   if errors else "")
         log(f"{base.get('scenario')}: {spec_p}: goodput {goodput:.2f} units = "
             f"{row['goodput_lp']:.3f} of the LP; FCT median {med:.3f} s, p99 {p99:.3f} s; "
             f"{row['completed']}/{len(in_window)} completed; Jain {row['jain']:.3f}")

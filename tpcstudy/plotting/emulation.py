@@ -212,6 +212,9 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     per draw, the bar their mean) and the median and 99th-percentile flow completion times (an
     unfinished transfer makes a quantile infinite: drawn at the top edge)."""
     ok = [r for r in rows if r.get("status") == "ok"]
+    kind = str(ok[0].get("scenario")) if ok else ""
+    if kind in ("delay", "multihoming"):
+        return _plot_two_paths(ok, kind, ax, title)
     pols = list(dict.fromkeys(str(r["policy"]) for r in ok))
     fig, axes = axes_for(ax, 2, width=max(7.0, 1.3 * len(pols) + 3.0), height=4.0)
     a, b = axes[0], axes[1]
@@ -241,4 +244,49 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     b.set_title("FCT (top edge: unfinished)", fontsize=10)
     if pols:
         b.legend(fontsize=8)
+    return fig
+
+
+POLICY_COLORS = ("#7f7f7f", "#ff7f0e", "#2ca02c", "#1f77b4", "#9467bd", "#d62728", "#8c564b",
+                 "#e377c2")
+
+
+def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
+                    title: Optional[str]) -> Any:
+    """delay: the CDF of request completion times per policy (all seeds together) and the share
+    of requests started on the idle path; multihoming: MMR per policy and the site flows on
+    the path the burst loads, over time (seed of the first row)."""
+    pols = list(dict.fromkeys(str(r["policy"]) for r in rows))
+    fig, (a, b) = axes_for(ax, 2, width=10.0, height=4.0)
+    for i, p in enumerate(pols):
+        c = POLICY_COLORS[i % len(POLICY_COLORS)]
+        sel = [r for r in rows if str(r["policy"]) == p]
+        if kind == "delay":
+            vals = [float(x) for r in sel for x in str(r.get("fcts") or "").split()]
+            fin = [v for v in vals if math.isfinite(v)]
+            if vals:
+                cut = max(fin) * 1.5 if fin else 10.0
+                cdf(a, [min(v, cut) for v in vals], label=p, color=c)
+            b.bar(i, float(np.mean([float(r["on_idle"]) for r in sel])), 0.6, color=c)
+        else:
+            b.bar(i, float(np.mean([float(r["mmr"]) for r in sel])), 0.6, color=c)
+            pts = [x.split(":") for x in str(sel[0].get("counts") or "").split()]
+            ts = [float(t) for t, _ in pts]
+            on1 = [int(n.split("/")[0]) for _, n in pts]
+            a.step(ts, on1, where="post", color=c, label=p)
+    if kind == "delay":
+        a.set_xscale("log")
+        a.set_xlabel("request completion time (s)")
+        a.set_ylabel("share of requests")
+        a.set_title(title or "changing delay: requests' completion times", fontsize=10)
+        b.set_ylabel("share started on the idle path")
+    else:
+        a.set_xlabel("time (s)")
+        a.set_ylabel("site flows on path 1")
+        a.set_title(title or "multihoming: a burst loads path 1", fontsize=10)
+        b.set_ylabel("MMR (min / max flow throughput)")
+    b.set_xticks(range(len(pols)))
+    b.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
+    b.set_ylim(0, 1.05)
+    a.legend(fontsize=7)
     return fig
