@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import resource
 import select
@@ -47,6 +48,7 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 from ..policies import make_policy
+from .queues import QueueMonitor
 
 IPV6_RTHDR = getattr(socket, "IPV6_RTHDR", 57)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
@@ -93,15 +95,20 @@ class _NetnsSwitch:
 
     def socket_in(self, netns: Optional[str], mptcp: bool = False) -> socket.socket:
         """A TCP socket (``mptcp``: the kernel's MPTCP, ``IPPROTO_MPTCP``) in ``netns``."""
-        proto = IPPROTO_MPTCP if mptcp else 0
+        return self.open_in(netns, socket.AF_INET6, socket.SOCK_STREAM,
+                            IPPROTO_MPTCP if mptcp else 0)
+
+    def open_in(self, netns: Optional[str], family: int, kind: int, proto: int = 0
+                ) -> socket.socket:
+        """A socket of any family created inside ``netns`` (it stays bound to it)."""
         if not netns:
-            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM, proto)
+            return socket.socket(family, kind, proto)
         fd = self.fds.get(netns)
         if fd is None:
             fd = self.fds[netns] = os.open(f"/run/netns/{netns}", os.O_RDONLY)
         self._set(fd)
         try:
-            return socket.socket(socket.AF_INET6, socket.SOCK_STREAM, proto)
+            return socket.socket(family, kind, proto)
         finally:
             self._set(self.home)
 
@@ -425,6 +432,14 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                              shares=p.get("shares"))
             for src, p in job["policies"].items()}
     arrivals = sorted(job["arrivals"], key=lambda a: (float(a["at"]), int(a["id"])))
+    qjob = job.get("queues") or {}
+    watchers = {src: p for src, p in pols.items() if "queues" in p.signals}
+    monitor = None
+    if qjob and watchers:
+        monitor = QueueMonitor([(h[0], h[1], float(h[2])) for h in qjob["hops"]],
+                               lambda n: ns.open_in(n, socket.AF_NETLINK, socket.SOCK_RAW, 0))
+    q_every = float(qjob.get("interval_ms", 100.0)) / 1000.0
+    q_reads = 0
     ep = select.epoll()
     live: Dict[int, Dict[str, Any]] = {}  # fd -> connection
     by_id: Dict[int, Dict[str, Any]] = {}
@@ -434,6 +449,7 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
     t0 = times["connect"]
     nxt_arrival = 0
     next_poll = t0
+    next_queue = t0
 
     def set_path(c: Dict[str, Any], slot: Optional[int]) -> None:
         paths = tables[c["src_router"]][c["dst_router"]]
@@ -501,6 +517,14 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                 continue
             live[sk.fileno()] = by_id[cid] = c
             ep.register(sk.fileno(), select.EPOLLOUT)
+        if monitor is not None and now >= next_queue:
+            monitor.read()  # per-hop queueing delays, as switches would stamp them
+            q_reads += 1
+            for src, pol in watchers.items():
+                for dst, slots in qjob["paths"].get(src, {}).items():
+                    for slot, hops in enumerate(slots):
+                        pol.queues(dst, slot, now, monitor.path_delays([tuple(h) for h in hops]))
+            next_queue = now + q_every
         if now >= next_poll:
             for c in list(live.values()):
                 if c.get("until") is not None and now >= c["until"]:
@@ -524,7 +548,7 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                     if c2 is not None and slot != c2["slot"]:
                         set_path(c2, slot)
             next_poll = now + poll
-        nxt = min(times["stop"], next_poll)
+        nxt = min(times["stop"], next_poll, next_queue if monitor is not None else math.inf)
         if nxt_arrival < len(arrivals):
             nxt = min(nxt, t0 + float(arrivals[nxt_arrival]["at"]))
         for fd, ev in ep.poll(max(0.0, min(nxt - time.monotonic(), 0.5))):
@@ -575,8 +599,10 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
         results[str(c["id"])] = {"arrival": c["t_arr"], "open": c.get("t_open"), "done": None,
                                  "paths": c["path_log"], "error": None, "sent": c["sent"]}
         _close(c["sock"])
+    if monitor is not None:
+        monitor.close()
     return {"role": "workload", "connections": results, "rusage": _rusage(),
-            "policies": {src: p.describe() for src, p in pols.items()}}
+            "policies": {src: p.describe() for src, p in pols.items()}, "queue_reads": q_reads}
 
 
 def main() -> int:

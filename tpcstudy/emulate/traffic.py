@@ -256,12 +256,14 @@ def _spawn_agents(emu: Emulation, jobs: Sequence[Tuple[str, Dict[str, Any]]],
 def run_arrivals(emu: Emulation, arrivals: Sequence[Arrival],
                  tables: Dict[str, Dict[str, List[bytes]]], policies: Dict[str, Dict[str, Any]],
                  *, warmup: float, seconds: float, drain: float = 0.0, poll_ms: float = 50.0,
-                 setup_timeout: float = 120.0, cc: str = "cubic") -> ArrivalsResult:
+                 setup_timeout: float = 120.0, cc: str = "cubic",
+                 queues: Optional[Dict[str, Any]] = None) -> ArrivalsResult:
     """Run transfers arriving over time (the agent's ``workload`` role), each on the path its
     source's policy picks from ``tables`` (source -> destination -> SRHs, slot 0 first).
 
     The receivers' goodput window is ``[warmup, warmup + seconds)`` after the start; the agents
-    stop ``drain`` seconds after it (late transfers may finish).
+    stop ``drain`` seconds after it (late transfers may finish). ``queues``: the queue monitor's
+    job (:func:`tpcstudy.emulate.queues.queue_job`) for policies that read queue occupancy.
     """
     spec = emu.spec
     if not arrivals:
@@ -275,7 +277,7 @@ def run_arrivals(emu: Emulation, arrivals: Sequence[Arrival],
     wjob = {"role": "workload", "parent": parent, "poll_ms": poll_ms, "cc": cc,
             "tables": {s: {d: [p.hex() for p in ps] for d, ps in ds.items()}
                        for s, ds in tables.items()},
-            "policies": policies,
+            "policies": policies, "queues": queues,
             "arrivals": [{"id": a.id, "at": a.at, "src_router": a.source,
                           "dst_router": a.destination, "netns": spec.router(a.source).netns,
                           "src": str(spec.host(a.source)), "dst": str(spec.host(a.destination)),

@@ -35,6 +35,7 @@ from ..errors import UsageError
 from ..policies import make_policy, parse_policy
 from ..study.emulation import fct_quantile
 from .lifecycle import Emulation
+from .queues import queue_job
 from .srh import srh_bytes
 from .traffic import Arrival, ArrivalsResult, run_arrivals
 
@@ -80,9 +81,9 @@ class TwoPathSettings:
             raise UsageError(f"scenario {self.scenario!r}: choose from {', '.join(SCENARIOS)}")
         for p in self.policies:
             name, _ = parse_policy(p)
-            if name in ("lp", "queue-max", "queue-sum"):
-                raise UsageError(f"policy {p!r} does not run in the two-path scenarios (lp has "
-                                 "no LP here; the queue policies need the queue monitor)")
+            if name == "lp":
+                raise UsageError(f"policy {p!r} does not run in the two-path scenarios (no LP "
+                                 "here: the two paths are equal)")
         if not 1 <= self.flows <= 256 or not 0 <= self.background <= 256:
             raise UsageError("--flows must be 1..256 and --background 0..256")
         if not (self.seconds > 0 and self.warmup >= 0 and self.phase > 0 and self.rate > 0
@@ -160,6 +161,10 @@ def measure_two_paths(emu: Emulation, st: TwoPathSettings, *, seed: int, base: D
     slots = [srh_bytes([plan.loopback("P1"), plan.loopback("B")]),
              srh_bytes([plan.loopback("P2"), plan.loopback("B")])]
     tables = {"A": {"B": slots}, "G": {"B": slots}}
+    routes = {"A": {"B": [["A", "P1", "B"], ["A", "P2", "B"]]},
+              "G": {"B": [["G", "A", "P1", "B"], ["G", "A", "P2", "B"]]}}
+    queues = (queue_job(spec, routes) if any(p.startswith("queue-") for p in st.policies)
+              else None)
     if st.scenario == "multihoming":
         arrivals, b0, b1 = multihoming_arrivals(st)
         phases: List[Tuple[float, int]] = []
@@ -176,7 +181,7 @@ def measure_two_paths(emu: Emulation, st: TwoPathSettings, *, seed: int, base: D
             f"{st.seconds:g} s")
         res = run_arrivals(emu, arrivals, tables, pols, warmup=st.warmup, seconds=st.seconds,
                            drain=0.0 if st.scenario == "multihoming" else 3.0,
-                           poll_ms=st.poll_ms)
+                           poll_ms=st.poll_ms, queues=queues)
         t0 = res.times["connect"]
         secs = res.seconds
         row: Dict[str, Any] = dict(base, policy=pol, pairs=1, paths=2, flows=len(site),

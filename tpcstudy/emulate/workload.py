@@ -42,14 +42,18 @@ from ..metrics import jain_index
 from ..policies import make_policy, parse_policy
 from ..study.emulation import fct_quantile
 from .lifecycle import Emulation
+from .queues import queue_job
 from .srh import srh_bytes
 from .traffic import Arrival, run_arrivals
 
 __all__ = ["PolicySettings", "poisson_arrivals", "policy_tables", "measure_policies", "COLUMNS",
            "KEY", "LIVE_POLICIES"]
 
-#: Policies the emulator can drive today (queue-max / queue-sum need the queue monitor).
-LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput")
+#: Policies the emulator drives (all of :data:`tpcstudy.policies.POLICIES`).
+LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput", "queue-max",
+                 "queue-sum")
+#: Seconds between two reads of the queues for ``queue-max`` / ``queue-sum``.
+QUEUE_INTERVAL_MS = 100.0
 #: One column set for every policy scenario (zoo, multihoming, delay; a scenario leaves the
 #: others' columns empty): see this module's and :mod:`~tpcstudy.emulate.twopaths`' docstrings.
 COLUMNS = ["scenario", "heavy", "seed", "policy", "pairs", "paths", "k", "lp_value", "lp_equal",
@@ -80,9 +84,8 @@ class PolicySettings:
         for p in self.policies:
             name, _ = parse_policy(p)
             if name not in LIVE_POLICIES:
-                raise UsageError(f"policy {p!r} cannot run on the emulator yet: queue-max and "
-                                 "queue-sum need the per-link queue monitor, which is not built; "
-                                 f"choose from {', '.join(LIVE_POLICIES)}")
+                raise UsageError(f"policy {p!r} cannot run on the emulator; choose from "
+                                 f"{', '.join(LIVE_POLICIES)}")
         if not 1 <= self.k <= 9 or not 1 <= self.paths <= 8:
             raise UsageError(f"--k {self.k} must be 1..9 and --table-paths {self.paths} 1..8")
         if not (self.load > 0 and self.mean_bytes >= 1 and self.shape > 1):
@@ -127,6 +130,7 @@ class PolicyTables:
     lp_value: float
     unplaced: float
     equal: float = math.nan
+    routes: Dict[str, Dict[str, List[List[str]]]] = dataclasses.field(default_factory=dict)
 
 
 def equal_share_value(topo: Any, pairs: Sequence[Tuple[str, str]], *, k: int,
@@ -173,8 +177,11 @@ def policy_tables(topo: Any, pairs: Sequence[Tuple[str, str]], plan: Any, *, k: 
             shares[s][d][slots.index(way)] += float(flow)
         else:
             unplaced += float(flow)
+    routes: Dict[str, Dict[str, List[List[str]]]] = {e.source: {} for e in table.entries}
+    for e in table.entries:
+        routes[e.source][e.destination] = [list(p.nodes) for p in e.paths]
     return PolicyTables(srhs, wps, shares, float(lp.value), unplaced,
-                        equal_share_value(topo, pairs, k=k, solver=solver))
+                        equal_share_value(topo, pairs, k=k, solver=solver), routes)
 
 
 def _quantiles(fcts: Sequence[float]) -> Tuple[float, float]:
@@ -200,6 +207,8 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
     offered = sum(a.size for a in arrivals) * 8.0 / (settings.warmup + settings.seconds) / unit_bps
     in_window = [a for a in arrivals if settings.warmup <= a.at < settings.warmup + settings.seconds]
     tables = {s: {d: list(v) for d, v in ds.items()} for s, ds in tabs.srhs.items()}
+    queues = (queue_job(spec, tabs.routes, QUEUE_INTERVAL_MS)
+              if any(p.startswith("queue-") for p in settings.policies) else None)
     rows: List[Dict[str, Any]] = []
     for spec_p in dict.fromkeys(settings.policies):
         row: Dict[str, Any] = dict(base, policy=spec_p, pairs=len(pairs), paths=settings.paths,
@@ -223,7 +232,7 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
             f"{settings.seconds:g} s (+ {settings.drain:g} s drain)")
         res = run_arrivals(emu, arrivals, tables, pols, warmup=settings.warmup,
                            seconds=settings.seconds, drain=settings.drain,
-                           poll_ms=settings.poll_ms)
+                           poll_ms=settings.poll_ms, queues=queues)
         t0 = res.times["connect"]
         secs = res.seconds
         per_pair: Dict[Tuple[str, str], float] = {tuple(p): 0.0 for p in pairs}  # type: ignore
@@ -274,7 +283,8 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
 def format_policies(rows: Sequence[Dict[str, Any]]) -> str:
     """The table the CLI prints: policy x {goodput % of LP, median FCT, p99 FCT, Jain}."""
     lines = [f"{'scenario':>12} {'heavy':>5} {'seed':>4} {'policy':>14} {'goodput':>8} "
-             f"{'% of LP':>8} {'FCT med':>8} {'FCT p99':>8} {'done':>9} {'Jain':>6} {'moves':>6}"]
+             f"{'% of LP':>8} {'% offer':>8} {'FCT med':>8} {'FCT p99':>8} {'done':>9} "
+             f"{'Jain':>6} {'moves':>6}"]
 
     def num(x: Any) -> float:
         try:
@@ -290,10 +300,12 @@ def format_policies(rows: Sequence[Dict[str, Any]]) -> str:
             continue
         lines.append(f"{str(r['scenario']):>12} {str(r['heavy']):>5} {str(r['seed']):>4} "
                      f"{str(r['policy']):>14} {num(r['goodput']):>8.3f} "
-                     f"{100 * num(r['goodput_lp']):>7.1f}% {num(r['fct_median']):>8.3f} "
+                     f"{100 * num(r['goodput_lp']):>7.1f}% "
+                     f"{100 * num(r['goodput']) / (num(r['offered']) or math.nan):>7.1f}% "
+                     f"{num(r['fct_median']):>8.3f} "
                      f"{num(r['fct_p99']):>8.3f} {str(r['completed']) + '/' + str(r['transfers']):>9} "
                      f"{num(r['jain']):>6.3f} {str(r['moves']):>6}")
     lines.append("goodput in link units (1 = --link-mbps) over the window; % of LP: of the sr LP's "
-                 "optimum over the table's paths;\nFCT in s of the transfers arriving in the "
+                 "optimum; % offer: of the load offered;\nFCT in s of the transfers arriving in the "
                  "window (unfinished = infinite); done = completed/arrived; Jain over pairs")
     return "\n".join(lines)
