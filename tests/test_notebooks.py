@@ -35,9 +35,10 @@ EXPECTED = {
                         ["export/Abilene/paths.json", "export/Abilene/plan.json",
                          "export/path-table.png"]),
     "05-emulation.ipynb": (["the emulator can run here", "six-paths", "entries delivered on "
-                            "model links 20/20", "byte-identical 5/5", "median"],
+                            "model links 20/20", "byte-identical 5/5", "median", "on idle path"],
                            ["emulation/six-paths/results.csv", "emulation/fig-throughput.png",
-                            "emulation/fig-recovery.png", "emulation/failover/meta.json"]),
+                            "emulation/fig-recovery.png", "emulation/failover/meta.json",
+                            "emulation/fig-policies.png", "emulation/policies/results.csv"]),
 }
 
 #: Notebooks that need more than Python (skipped with the reason when this machine lacks it).

@@ -76,6 +76,21 @@ def read_plan_file(plan: Optional[str]) -> Any:
     return read_plan(plan)
 
 
+def _open_store(out: Optional[str], config: Dict[str, Any], *, kind: str, columns: Sequence[str],
+                key: Sequence[str], seeds: Optional[Sequence[int]], overwrite: bool,
+                solver: Optional[str] = None) -> Optional[ResultStore]:
+    """The results folder ``out`` (``None``: no folder): started over with ``overwrite``,
+    ``meta.json`` written, its store opened (re-running resumes)."""
+    if not out:
+        return None
+    outp = Path(out)
+    if overwrite:
+        shutil.rmtree(outp / "parts", ignore_errors=True)
+        (outp / "results.csv").unlink(missing_ok=True)
+    write_meta(outp, config, kind=kind, seeds=seeds, solver=solver, overwrite=overwrite)
+    return ResultStore(outp, list(columns), list(key))
+
+
 def _locked(fn: Callable[..., T]) -> Callable[..., T]:
     """Hold the results folder's one-writer lock (``out``) for the whole run."""
 
@@ -120,15 +135,9 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
                      "largest-remainder connections per pair on its paths",
         "system": system_info(),
     }
-    store = None
-    if out:
-        outp = Path(out)
-        if overwrite:
-            shutil.rmtree(outp / "parts", ignore_errors=True)
-            (outp / "results.csv").unlink(missing_ok=True)
-        write_meta(outp, config, kind=THROUGHPUT, seeds=list(seeds) if not scenario_name else None,
-                   solver=settings.solver, overwrite=overwrite)
-        store = ResultStore(outp, COLUMNS, KEY)
+    store = _open_store(out, config, kind=THROUGHPUT, columns=COLUMNS, key=KEY,
+                        seeds=list(seeds) if not scenario_name else None,
+                        solver=settings.solver, overwrite=overwrite)
     all_rows: List[Dict[str, Any]] = []
     for net in networks(topo=topo, scenario_name=scenario_name, capacity=capacity, weight=weight,
                         plan=the_plan):
@@ -197,15 +206,8 @@ def run_policies(*, out: Optional[str], topo: str, capacity: str = "uniform", we
               "arrivals_rule": "per pair Poisson, rate load * LP / (pairs * mean size); Pareto "
                                "sizes; numpy default_rng(seed), pairs in order",
               "system": system_info()}
-    store = None
-    if out:
-        outp = Path(out)
-        if overwrite:
-            shutil.rmtree(outp / "parts", ignore_errors=True)
-            (outp / "results.csv").unlink(missing_ok=True)
-        write_meta(outp, config, kind=POLICIES, seeds=list(seeds), solver=st.solver,
-                   overwrite=overwrite)
-        store = ResultStore(outp, W.COLUMNS, W.KEY)
+    store = _open_store(out, config, kind=POLICIES, columns=W.COLUMNS, key=W.KEY,
+                        seeds=list(seeds), solver=st.solver, overwrite=overwrite)
     all_rows: List[Dict[str, Any]] = []
     for net in networks(topo=topo, capacity=capacity, weight=weight, plan=the_plan):
         if len(net.topology.edge_routers) < 2:
@@ -256,14 +258,8 @@ def run_two_paths(*, out: Optional[str], settings: Any, seeds: Sequence[int] = (
               "network": "two sites A, B over paths A-P1-B (slot 0) and A-P2-B (slot 1); "
                          "background host G behind A, pinned by SRH",
               "system": system_info()}
-    store = None
-    if out:
-        outp = Path(out)
-        if overwrite:
-            shutil.rmtree(outp / "parts", ignore_errors=True)
-            (outp / "results.csv").unlink(missing_ok=True)
-        write_meta(outp, config, kind=POLICIES, seeds=list(seeds), overwrite=overwrite)
-        store = ResultStore(outp, W.COLUMNS, W.KEY)
+    store = _open_store(out, config, kind=POLICIES, columns=W.COLUMNS, key=W.KEY,
+                        seeds=list(seeds), overwrite=overwrite)
     tasks = [Task({"scenario": st.scenario, "heavy": "", "seed": int(sd)}, int(sd)) for sd in seeds]
     if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
         log(f"{st.scenario}: already measured ({len(tasks)} seeds in {out})")
@@ -313,18 +309,12 @@ def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", we
               "table_rule": f"tpcstudy path_table: slot 0 the IGP path, then sps link-disjoint "
                             f"paths, k={st.k}, at most {st.paths}",
               "system": system_info()}
-    store = None
     tasks = [Task({"scenario": net.name, "run": c.run}, c) for c in cases]
-    if out:
-        outp = Path(out)
-        if overwrite:
-            shutil.rmtree(outp / "parts", ignore_errors=True)
-            (outp / "results.csv").unlink(missing_ok=True)
-        write_meta(outp, config, kind=FAILOVER, seeds=[seed], overwrite=overwrite)
-        store = ResultStore(outp, F.COLUMNS, F.KEY)
-        if all(store.done(t.id) and not store.failed(t.id) for t in tasks):
-            log(f"{net.name}: all {len(tasks)} runs already in {out}")
-            return [dict(r) for r in read_results(store.flush(force=True))], outp
+    store = _open_store(out, config, kind=FAILOVER, columns=F.COLUMNS, key=F.KEY, seeds=[seed],
+                        overwrite=overwrite)
+    if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
+        log(f"{net.name}: all {len(tasks)} runs already in {out}")
+        return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
     rows: List[Dict[str, Any]] = []
     spec = network_spec(net.topology, net.plan, prefix=new_prefix(), link_mbps=link_mbps,
                         queue_ms=queue_ms, seed=seed)
