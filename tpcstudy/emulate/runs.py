@@ -91,6 +91,21 @@ def _open_store(out: Optional[str], config: Dict[str, Any], *, kind: str, column
     return ResultStore(outp, list(columns), list(key))
 
 
+def _measure_tasks(tasks: Sequence[Task], measure: Callable[[Task], List[Dict[str, Any]]],
+                   store: Optional[ResultStore], name: str, log: Callable[[str], None],
+                   progress: bool = False) -> List[Dict[str, Any]]:
+    """Run ``measure`` on every task: through the store (stored tasks skipped, a failure
+    recorded as its row) when there is one, else directly; returns the rows of a run without a
+    store (with one, they are read back from it)."""
+    if store is None:
+        return [row for t in tasks for row in measure(t)]
+    summary = run_tasks(tasks, measure, store, jobs=1, desc=name, progress=progress,
+                        on_error="record")
+    if summary.failed:
+        log(f"{name}: {len(summary.failed)} tasks failed (see results.csv)")
+    return []
+
+
 def _locked(fn: Callable[..., T]) -> Callable[..., T]:
     """Hold the results folder's one-writer lock (``out``) for the whole run."""
 
@@ -168,14 +183,7 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
                         st: ThroughputSettings = the_settings) -> List[Dict[str, Any]]:
                 return measure_models(emu, task.args, st, base=dict(task.key), log=log)
 
-            if store is not None:
-                summary = run_tasks(tasks, measure, store, jobs=1, desc=net.name,
-                                    progress=progress, on_error="record")
-                if summary.failed:
-                    log(f"{net.name}: {len(summary.failed)} draws failed (see results.csv)")
-            else:
-                for t in tasks:
-                    all_rows.extend(measure(t))
+            all_rows += _measure_tasks(tasks, measure, store, net.name, log, progress)
     if store is not None:
         return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
     return all_rows, None
@@ -230,14 +238,7 @@ def run_policies(*, out: Optional[str], topo: str, capacity: str = "uniform", we
                 return W.measure_policies(emu, task.args, st, base=dict(task.key),
                                           seed=int(task.key["seed"]), log=log)
 
-            if store is not None:
-                summary = run_tasks(tasks, measure, store, jobs=1, desc=net.name,
-                                    progress=False, on_error="record")
-                if summary.failed:
-                    log(f"{net.name}: {len(summary.failed)} draws failed (see results.csv)")
-            else:
-                for t in tasks:
-                    all_rows.extend(measure(t))
+            all_rows += _measure_tasks(tasks, measure, store, net.name, log)
     if store is not None:
         return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
     return all_rows, None
@@ -272,14 +273,7 @@ def run_two_paths(*, out: Optional[str], settings: Any, seeds: Sequence[int] = (
             return TP.measure_two_paths(emu, st, seed=int(task.args), base=dict(task.key),
                                         log=log)
 
-        if store is not None:
-            summary = run_tasks(tasks, measure, store, jobs=1, desc=st.scenario, progress=False,
-                                on_error="record")
-            if summary.failed:
-                log(f"{st.scenario}: {len(summary.failed)} seeds failed (see results.csv)")
-        else:
-            for t in tasks:
-                rows.extend(measure(t))
+        rows += _measure_tasks(tasks, measure, store, st.scenario, log)
     if store is not None:
         return [dict(r) for r in read_results(store.flush(force=True))], Path(out)  # type: ignore[arg-type]
     return rows, None

@@ -109,6 +109,19 @@ def _readline(proc: subprocess.Popen, deadline: float, what: str) -> Dict[str, A
             return msg
 
 
+def _results(procs: Sequence[subprocess.Popen], names: Sequence[str],
+             stop: float) -> Dict[str, Dict[str, Any]]:
+    """Each agent's result line (waiting up to 2 minutes past ``stop``), then its exit."""
+    out = {}
+    for p, what in zip(procs, names):
+        out[what] = _readline(p, stop + 120.0, f"traffic {what}")
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+    return out
+
+
 def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: float,
               actions: Sequence[Tuple[float, str, Callable[[], Any]]] = (),
               setup_timeout: float = 120.0, cc: str = "cubic") -> TrafficResult:
@@ -138,19 +151,8 @@ def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: 
     rjob = {"role": "receiver", "parent": parent, "listen": listen,
             "timeline": [f.id for f in flows if f.timeline]}
     sjob = {"role": "sender", "parent": parent, "connections": conns, "poll_ms": 1}
-    env = dict(os.environ, PYTHONSAFEPATH="1")
-    procs = []
     try:
-        for job in (rjob, sjob):
-            p = emu.spawn(_agent_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, env=env)
-            assert p.stdin is not None
-            p.stdin.write(json.dumps(job) + "\n")
-            p.stdin.flush()
-            procs.append(p)
-        deadline = time.monotonic() + setup_timeout
-        for p, what in zip(procs, ("receiver", "sender")):
-            _readline(p, deadline, f"traffic {what}")
+        procs = _spawn_agents(emu, [("receiver", rjob), ("sender", sjob)], setup_timeout)
         t0 = time.monotonic() + LEAD
         times = {"connect": t0, "start": t0 + warmup, "end": t0 + warmup + seconds,
                  "stop": t0 + warmup + seconds + TAIL}
@@ -174,14 +176,7 @@ def run_flows(emu: Emulation, flows: Sequence[Flow], *, warmup: float, seconds: 
             else:
                 ret = fn()
                 done[name] = ret if isinstance(ret, float) else time.monotonic()
-        results = {}
-        deadline = times["stop"] + 120.0
-        for p, what in zip(procs, ("receiver", "sender")):
-            results[what] = _readline(p, deadline, f"traffic {what}")
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                pass
+        results = _results(procs, ("receiver", "sender"), times["stop"])
     finally:
         emu.kill_processes()
     (ta, ia), (tb, ib) = cpu["_cpu_start"], cpu["_cpu_end"]
@@ -298,14 +293,7 @@ def run_arrivals(emu: Emulation, arrivals: Sequence[Arrival],
         c0 = _cpu_times()
         time.sleep(max(0.0, times["end"] - time.monotonic()))
         c1 = _cpu_times()
-        results = {}
-        deadline = times["stop"] + 120.0
-        for p, what in zip(procs, ("receiver", "workload")):
-            results[what] = _readline(p, deadline, f"traffic {what}")
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                pass
+        results = _results(procs, ("receiver", "workload"), times["stop"])
     finally:
         emu.kill_processes()
     busy = 1.0 - (c1[1] - c0[1]) / (c1[0] - c0[0]) if c1[0] > c0[0] else float("nan")
