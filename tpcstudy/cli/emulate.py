@@ -357,8 +357,9 @@ def register(sub: Any) -> None:
                    help="client/server pairs (default: dumbbell 4; fault 3)")
     w = p.add_argument_group("policies")
     w.add_argument("--policies", default=None,
-                   help="policies to compare (default ecmp,random,lp,exp3:0.1,ba-rtt,"
-                        "ba-throughput; exp3:GAMMA sets EXP3's Gamma)")
+                   help="policies to compare (default: all of them, ecmp,random,lp,exp3:0.1,"
+                        "ba-rtt,ba-throughput,queue-max,queue-sum; without lp in the two-path "
+                        "scenarios; exp3:GAMMA sets EXP3's Gamma)")
     w.add_argument("--load", type=float, default=1.0,
                    help="offered load as a share of the LP optimum over the table (default 1)")
     w.add_argument("--mean-kb", type=float, default=500.0,

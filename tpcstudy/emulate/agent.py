@@ -530,8 +530,8 @@ def run_workload(job: Dict[str, Any], ns: _NetnsSwitch, out: Any) -> Dict[str, A
                 if c.get("until") is not None and now >= c["until"]:
                     finish(c, now, cut=True)  # its time is up (background traffic)
                     continue
-                if c.get("pinned"):
-                    continue
+                if c.get("pinned") or not pols[c["src_router"]].signals & {"rtt", "bytes"}:
+                    continue  # TCP_INFO only for the policies that learn from it
                 if c["state"] in ("open", "waiting"):
                     try:
                         info = tcp_info(c["sock"])

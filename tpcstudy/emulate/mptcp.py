@@ -31,7 +31,6 @@ import contextlib
 import ipaddress
 import math
 import subprocess
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -41,8 +40,7 @@ from ..errors import EmulationError, UsageError
 from ..metrics import jain_index
 from ..study.emulation import FAULT as FAULT_KIND
 from ..study.emulation import MPTCP as MPTCP_KIND
-from ..study.provenance import write_meta
-from ..study.store import ResultStore, folder_lock, read_results
+from ..study.store import folder_lock, open_store, read_results
 from ..study.tasks import task_id
 from .agent import IPPROTO_MPTCP
 from .checks import system_info
@@ -202,19 +200,14 @@ def run_dumbbell(*, out: Optional[str], paths: Sequence[int] = (2, 4, 8),
         store = None
         if out:
             stack.enter_context(folder_lock(out))
-            outp = Path(out)
-            if overwrite:
-                for part in (outp / "parts").glob("*.csv"):
-                    part.unlink()
-                (outp / "results.csv").unlink(missing_ok=True)
             config = {"scenario": "dumbbell", "paths": list(paths), "subflows": list(subflows),
                       "hosts": hosts, "link_mbps": link_mbps, "queue_ms": queue_ms,
                       "seconds": seconds, "warmup": warmup, "system": system_info(),
                       "subflow_rule": "K-1 extra source addresses as 'subflow' endpoints; "
                                       f"limits {MAX_SUBFLOWS}; ECMP on the 5-tuple, seeded per "
                                       "namespace"}
-            write_meta(outp, config, kind=MPTCP_KIND, seeds=list(seeds), overwrite=overwrite)
-            store = ResultStore(outp, COLUMNS, KEY)
+            store = open_store(out, config, kind=MPTCP_KIND, columns=COLUMNS, key=KEY,
+                               seeds=list(seeds), overwrite=overwrite)
         rows: List[Dict[str, Any]] = []
         for p, seed in ((p, s) for p in paths for s in seeds):
             sc = dumbbell(int(p), hosts)
@@ -322,15 +315,10 @@ def run_fault(*, out: Optional[str], paths: int = 3, hosts: int = 3, subflows: i
         store = None
         if out:
             stack.enter_context(folder_lock(out))
-            outp = Path(out)
-            if overwrite:
-                for part in (outp / "parts").glob("*.csv"):
-                    part.unlink()
-                (outp / "results.csv").unlink(missing_ok=True)
             config = dict(base, observe=observe, queue_ms=queue_ms, system=system_info(),
                           failure="path 1's first hop (A > P1) drops everything; routes stay")
-            write_meta(outp, config, kind=FAULT_KIND, seeds=list(seeds), overwrite=overwrite)
-            store = ResultStore(outp, FAULT_COLUMNS, FAULT_KEY)
+            store = open_store(out, config, kind=FAULT_KIND, columns=FAULT_COLUMNS, key=FAULT_KEY,
+                               seeds=list(seeds), overwrite=overwrite)
         rows: List[Dict[str, Any]] = []
         for seed, strategy in ((x, y) for x in seeds for y in ("mptcp", "tcp+timeout")):
             tid = task_id({"scenario": "fault", "strategy": strategy, "seed": seed})

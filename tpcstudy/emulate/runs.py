@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import shutil
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 from .. import Topology, heavy_pairs, prune, read_plan, read_topologies
 from ..errors import UsageError
-from ..study import ResultStore, Task, read_results, run_tasks, write_meta
+from ..study import ResultStore, Task, read_results, run_tasks
 from ..study.emulation import FAILOVER, POLICIES, THROUGHPUT
-from ..study.store import folder_lock
+from ..study.store import folder_lock, open_store
 from . import failover as F
 from . import twopaths as TP
 from . import workload as W
@@ -74,21 +73,6 @@ def read_plan_file(plan: Optional[str]) -> Any:
     if not plan:
         return None
     return read_plan(plan)
-
-
-def _open_store(out: Optional[str], config: Dict[str, Any], *, kind: str, columns: Sequence[str],
-                key: Sequence[str], seeds: Optional[Sequence[int]], overwrite: bool,
-                solver: Optional[str] = None) -> Optional[ResultStore]:
-    """The results folder ``out`` (``None``: no folder): started over with ``overwrite``,
-    ``meta.json`` written, its store opened (re-running resumes)."""
-    if not out:
-        return None
-    outp = Path(out)
-    if overwrite:
-        shutil.rmtree(outp / "parts", ignore_errors=True)
-        (outp / "results.csv").unlink(missing_ok=True)
-    write_meta(outp, config, kind=kind, seeds=seeds, solver=solver, overwrite=overwrite)
-    return ResultStore(outp, list(columns), list(key))
 
 
 def _measure_tasks(tasks: Sequence[Task], measure: Callable[[Task], List[Dict[str, Any]]],
@@ -150,7 +134,7 @@ def run_throughput(*, out: Optional[str], topo: Optional[str] = None,
                      "largest-remainder connections per pair on its paths",
         "system": system_info(),
     }
-    store = _open_store(out, config, kind=THROUGHPUT, columns=COLUMNS, key=KEY,
+    store = open_store(out, config, kind=THROUGHPUT, columns=COLUMNS, key=KEY,
                         seeds=list(seeds) if not scenario_name else None,
                         solver=settings.solver, overwrite=overwrite)
     all_rows: List[Dict[str, Any]] = []
@@ -214,7 +198,7 @@ def run_policies(*, out: Optional[str], topo: str, capacity: str = "uniform", we
               "arrivals_rule": "per pair Poisson, rate load * LP / (pairs * mean size); Pareto "
                                "sizes; numpy default_rng(seed), pairs in order",
               "system": system_info()}
-    store = _open_store(out, config, kind=POLICIES, columns=W.COLUMNS, key=W.KEY,
+    store = open_store(out, config, kind=POLICIES, columns=W.COLUMNS, key=W.KEY,
                         seeds=list(seeds), solver=st.solver, overwrite=overwrite)
     all_rows: List[Dict[str, Any]] = []
     for net in networks(topo=topo, capacity=capacity, weight=weight, plan=the_plan):
@@ -259,7 +243,7 @@ def run_two_paths(*, out: Optional[str], settings: Any, seeds: Sequence[int] = (
               "network": "two sites A, B over paths A-P1-B (slot 0) and A-P2-B (slot 1); "
                          "background host G behind A, pinned by SRH",
               "system": system_info()}
-    store = _open_store(out, config, kind=POLICIES, columns=W.COLUMNS, key=W.KEY,
+    store = open_store(out, config, kind=POLICIES, columns=W.COLUMNS, key=W.KEY,
                         seeds=list(seeds), overwrite=overwrite)
     tasks = [Task({"scenario": st.scenario, "heavy": "", "seed": int(sd)}, int(sd)) for sd in seeds]
     if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
@@ -304,7 +288,7 @@ def run_failover(*, out: Optional[str], topo: str, capacity: str = "uniform", we
                             f"paths, k={st.k}, at most {st.paths}",
               "system": system_info()}
     tasks = [Task({"scenario": net.name, "run": c.run}, c) for c in cases]
-    store = _open_store(out, config, kind=FAILOVER, columns=F.COLUMNS, key=F.KEY, seeds=[seed],
+    store = open_store(out, config, kind=FAILOVER, columns=F.COLUMNS, key=F.KEY, seeds=[seed],
                         overwrite=overwrite)
     if store is not None and all(store.done(t.id) and not store.failed(t.id) for t in tasks):
         log(f"{net.name}: all {len(tasks)} runs already in {out}")

@@ -128,20 +128,19 @@ def parse_model(token: str) -> Tuple[str, int]:
 
 
 def lp_solution(topo: Topology, pairs: Any, model: str, *, k: int = 4,
-                solver: str = "highs", **kw: Any) -> Tuple[MaxFlowResult, str]:
+                solver: str = "highs") -> Tuple[MaxFlowResult, str]:
     """The optimum of ``model`` on ``pairs``, balanced across pairs when that costs nothing.
 
-    Returns the result to place and ``"balanced"`` or ``"as solved"``; ``kw`` goes to
-    :func:`~tpcstudy.max_flow` (``subflows``, ``seed`` of ``mptcp``).
+    Returns the result to place and ``"balanced"`` or ``"as solved"``.
     """
-    res = max_flow(topo, pairs, model=model, k=k, solver=solver, **kw)
+    res = max_flow(topo, pairs, model=model, k=k, solver=solver)
     if not res.ok:
         raise UsageError(f"{model} LP failed: {res.status} {res.message}")
     n = len(res.pairs)
     if n < 2 or res.value <= 0:
         return res, "as solved"
     share = np.full(n, res.value / n)
-    bal = max_flow(topo, pairs, model=model, k=k, solver=solver, demands=share, **kw)
+    bal = max_flow(topo, pairs, model=model, k=k, solver=solver, demands=share)
     if bal.ok and bal.value >= res.value * (1 - BALANCE_TOL):
         return bal, "balanced"
     return res, "as solved"

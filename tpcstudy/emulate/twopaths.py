@@ -66,7 +66,8 @@ def two_sites() -> Tuple[Topology, Any]:
 @dataclasses.dataclass
 class TwoPathSettings:
     scenario: str = "multihoming"
-    policies: Sequence[str] = ("ecmp", "random", "exp3:0.1", "ba-rtt", "ba-throughput")
+    policies: Sequence[str] = ("ecmp", "random", "exp3:0.1", "ba-rtt", "ba-throughput",
+                               "queue-max", "queue-sum")
     flows: int = 16
     background: int = 16
     seconds: float = 30.0

@@ -68,7 +68,8 @@ KEY = ["scenario", "heavy", "seed", "policy"]
 
 @dataclasses.dataclass
 class PolicySettings:
-    policies: Sequence[str] = ("ecmp", "random", "lp", "exp3:0.1", "ba-rtt", "ba-throughput")
+    policies: Sequence[str] = ("ecmp", "random", "lp", "exp3:0.1", "ba-rtt", "ba-throughput",
+                               "queue-max", "queue-sum")
     k: int = 4
     paths: int = 4
     load: float = 1.0
@@ -235,7 +236,7 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
                            poll_ms=settings.poll_ms, queues=queues)
         t0 = res.times["connect"]
         secs = res.seconds
-        per_pair: Dict[Tuple[str, str], float] = {tuple(p): 0.0 for p in pairs}  # type: ignore
+        per_pair: Dict[Tuple[str, str], float] = {(s, d): 0.0 for s, d in pairs}
         total = 0
         for a in arrivals:
             got = int(res.receiver.get(a.id, {}).get("window_bytes", 0))

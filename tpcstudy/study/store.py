@@ -26,15 +26,16 @@ import json
 import math
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import UsageError
 from ..io import atomic_write_text, csv_cell, remove_dead_temporaries
-from .provenance import read_meta
+from .provenance import read_meta, write_meta
 
 __all__ = ["ResultStore", "read_results", "Results", "load_results", "cell_number", "KINDS",
-           "STATUS", "ERROR", "FAILED", "folder_lock"]
+           "STATUS", "ERROR", "FAILED", "folder_lock", "open_store"]
 
 _INPUT = "# input: "
 
@@ -493,3 +494,18 @@ def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
         raise UsageError(f"{path}: not a tpcstudy result (columns {', '.join(columns[:8])}...: "
                          "expected a maxflow or disjoint results.csv or a topo stats CSV)")
     return Results(rows, kind, meta, source=str(source))
+
+
+def open_store(out: Optional[str], config: Dict[str, Any], *, kind: str, columns: Sequence[str],
+                key: Sequence[str], seeds: Optional[Sequence[int]], overwrite: bool,
+                solver: Optional[str] = None) -> Optional[ResultStore]:
+    """The results folder ``out`` (``None``: no folder): started over with ``overwrite``,
+    ``meta.json`` written, its store opened (re-running resumes)."""
+    if not out:
+        return None
+    outp = Path(out)
+    if overwrite:
+        shutil.rmtree(outp / "parts", ignore_errors=True)
+        (outp / "results.csv").unlink(missing_ok=True)
+    write_meta(outp, config, kind=kind, seeds=seeds, solver=solver, overwrite=overwrite)
+    return ResultStore(outp, list(columns), list(key))
