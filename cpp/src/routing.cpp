@@ -421,12 +421,17 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     groups.push_back(p);
     const size_t ng = groups.size() - 1;
     // One source at a time: layers 1..k-2 of the DP for every target, the last layer only for
-    // the targets this source's pairs ask for.
+    // the targets this source's pairs ask for. The layers keep only values (a branch-free min
+    // that vectorises); a waypoint is recovered afterwards, for the few (layer, node) a path
+    // takes, as the smallest w whose candidate equals the layer's minimum: the same w the
+    // scan "first strictly smaller, in increasing w" picks, so the ties stay as documented.
+    // Layer j improved at t exactly when D_j(s, t) < D_{j-1}(s, t) (improves() is strict).
+    std::vector<double> costT(nz * nz);  // costT[t * n + w] = cost[w * n + t]: the last layer
+    for (size_t w = 0; w < nz; ++w)      // reads one row per target, contiguous
+        for (size_t t = 0; t < nz; ++t) costT[t * nz + w] = cost[w * nz + t];
     auto run_groups = [&](std::atomic<size_t>& next) {
         std::vector<double> D(static_cast<size_t>(k) * nz);   // D[(j-1) * n + t]
-        std::vector<int32_t> pred(static_cast<size_t>(k) * nz, -1);
         std::vector<double> best(nz);
-        std::vector<int32_t> arg(nz);
         for (;;) {
             const size_t gi = next.fetch_add(1);
             if (gi >= ng) break;
@@ -437,52 +442,34 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
             for (int32_t j = 1; j < k; ++j) {
                 const double* prev = &D[(j - 1) * nz];
                 double* cur = &D[j * nz];
-                int32_t* pj = &pred[j * nz];
-                const bool last = j == k - 1;
-                if (!last) {
+                auto settle = [&](size_t t) {
+                    cur[t] = improves(best[t], prev[t]) ? best[t] : prev[t];
+                };
+                if (j < k - 1) {
                     std::fill(best.begin(), best.end(), kInf);
-                    std::fill(arg.begin(), arg.end(), -1);
                     for (int32_t w = 0; w < n; ++w) {
                         const double dw = prev[w];
                         if (w == s || !(dw < kInf)) continue;
                         const double* row = cost + w * nz;
                         double* b = best.data();
-                        int32_t* a = arg.data();
                         for (size_t t = 0; t < nz; ++t) {  // branch-free: vectorises
                             const double c = dw + row[t];
-                            const bool better = c < b[t];
-                            b[t] = better ? c : b[t];
-                            a[t] = better ? w : a[t];
+                            b[t] = c < b[t] ? c : b[t];
                         }
                     }
-                } else {
-                    for (size_t q = g; q < g_end; ++q) {
-                        const int32_t t = targets[idx[q]];
-                        double bt = kInf;
-                        int32_t at = -1;
-                        for (int32_t w = 0; w < n; ++w) {
-                            const double dw = prev[w];
-                            if (w == s || !(dw < kInf)) continue;
-                            const double c = dw + cost[static_cast<size_t>(w) * nz + t];
-                            if (c < bt) { bt = c; at = w; }
-                        }
-                        best[t] = bt;
-                        arg[t] = at;
-                    }
-                }
-                auto settle = [&](size_t t) {
-                    if (arg[t] >= 0 && arg[t] != static_cast<int32_t>(t) && improves(best[t], prev[t])) {
-                        cur[t] = best[t];
-                        pj[t] = arg[t];
-                    } else {
-                        cur[t] = prev[t];
-                        pj[t] = -1;
-                    }
-                };
-                if (!last) {
                     for (size_t t = 0; t < nz; ++t) settle(t);
                 } else {
-                    for (size_t q = g; q < g_end; ++q) settle(static_cast<size_t>(targets[idx[q]]));
+                    for (size_t q = g; q < g_end; ++q) {
+                        const size_t t = static_cast<size_t>(targets[idx[q]]);
+                        const double* col = &costT[t * nz];
+                        double bt = kInf;
+                        for (size_t w = 0; w < nz; ++w) {  // prev[s] = 0 + col[s] is D_1(s, t)
+                            const double c = prev[w] + col[w];  // w = s: never an improvement
+                            bt = c < bt ? c : bt;
+                        }
+                        best[t] = bt;
+                        settle(t);
+                    }
                 }
             }
             for (size_t q = g; q < g_end; ++q) {
@@ -492,11 +479,15 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
                 if (s == t || !(r.values[i] < kInf)) continue;
                 int32_t node = t;
                 for (int32_t j = k - 1; j >= 1; --j) {
-                    int32_t w = pred[j * nz + node];
-                    if (w >= 0) {
-                        wps[i].push_back(w);
-                        node = w;
-                    }
+                    const double* prev = &D[(j - 1) * nz];
+                    const double want = D[j * nz + node];
+                    if (!(want < prev[node])) continue;  // layer j kept the shorter path
+                    int32_t w = 0;
+                    for (; w < n; ++w)
+                        if (w != s && prev[w] < kInf && prev[w] + cost[static_cast<size_t>(w) * nz + node] == want)
+                            break;
+                    wps[i].push_back(w);
+                    node = w;
                 }
                 std::reverse(wps[i].begin(), wps[i].end());
             }

@@ -67,10 +67,13 @@ def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
         cache.ensure([(u, v) for q in seqs for u, v in zip(q[:-1], q[1:])])
         return [cache.column(q) for q in seqs]
 
-    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[int], Key]]:
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]:
         vals, off, wps = _paths.best_sr_paths(topo, _paths.segment_costs(topo, y), S, T, k)
-        return np.asarray(vals), lambda i: ((int(S[i]),) + tuple(int(w) for w in wps[off[i]:off[i + 1]])
-                                            + (int(T[i]),))
+
+        def keys(idx: np.ndarray) -> List[Key]:
+            o, w, s_, t_ = off.tolist(), wps.tolist(), S.tolist(), T.tolist()
+            return [(s_[i],) + tuple(w[o[i]:o[i + 1]]) + (t_[i],) for i in idx.tolist()]
+        return np.asarray(vals), keys
 
     direct = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
     cache.ensure(direct)
@@ -82,29 +85,58 @@ def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
 
 
 class ArcPaths:
-    """Arc lists of concrete router paths, recovered from a pricing oracle's predecessor data."""
+    """Arc lists of concrete router paths, recovered from a pricing oracle's predecessor data
+    (``pred[row, v]``: the node before ``v``) or next-arc data (``nxt[u, t]``: the first arc
+    from ``u`` towards ``t``); many pairs at once, one numpy step per hop."""
 
     def __init__(self, topo: Topology) -> None:
-        self.src, self.dst = topo.arc_src, topo.arc_dst
-        self.arc_id = {(int(u), int(v)): a for a, (u, v) in
-                       enumerate(zip(self.src.tolist(), self.dst.tolist()))}
+        self.n = topo.num_nodes
+        self.src, self.dst = topo.arc_src.astype(np.int64), topo.arc_dst.astype(np.int64)
+        code = self.src * self.n + self.dst
+        self.order = np.argsort(code, kind="stable")
+        self.code = code[self.order]
 
-    def from_pred(self, pred_row: np.ndarray, s: int, t: int) -> Key:
-        out, v = [], t
-        while v != s:
-            u = int(pred_row[v])
-            out.append(self.arc_id[(u, v)])
-            v = u
-        return tuple(out[::-1])
+    def _arc(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Arc ids of ``u -> v`` (entries that are no arc give some arc: callers mask them)."""
+        i = np.searchsorted(self.code, u * self.n + v)
+        return self.order[np.minimum(i, len(self.code) - 1)]
 
     @staticmethod
-    def from_next(nxt: np.ndarray, dst: np.ndarray, s: int, t: int) -> Key:
-        out, u = [], s
-        while u != t:
-            a = int(nxt[u, t])
-            out.append(a)
-            u = int(dst[a])
-        return tuple(out)
+    def _keys(steps: List[np.ndarray], reverse: bool) -> List[Key]:
+        if not steps:
+            return []
+        m = np.stack(steps, axis=1)
+        out: List[Key] = []
+        for row in m.tolist():
+            arcs = [a for a in row if a >= 0]
+            out.append(tuple(arcs[::-1] if reverse else arcs))
+        return out
+
+    def from_pred(self, pred: np.ndarray, rows: np.ndarray, S: np.ndarray, T: np.ndarray
+                  ) -> List[Key]:
+        """The path of each pair ``(S[i], T[i])`` in ``pred[rows[i]]`` (all reachable)."""
+        cur, s = np.asarray(T, dtype=np.int64).copy(), np.asarray(S, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        steps: List[np.ndarray] = []
+        active = cur != s
+        while active.any():
+            u = np.where(active, pred[rows, cur], cur).astype(np.int64)
+            steps.append(np.where(active, self._arc(u, cur), -1))
+            cur = u
+            active = cur != s
+        return self._keys(steps, True) if steps else [() for _ in range(len(cur))]
+
+    def from_next(self, nxt: np.ndarray, S: np.ndarray, T: np.ndarray) -> List[Key]:
+        """The path of each pair ``(S[i], T[i])`` following ``nxt`` (all reachable)."""
+        cur, t = np.asarray(S, dtype=np.int64).copy(), np.asarray(T, dtype=np.int64)
+        steps: List[np.ndarray] = []
+        active = cur != t
+        while active.any():
+            a = np.where(active, nxt[cur, t], -1).astype(np.int64)
+            steps.append(a)
+            cur = np.where(active, self.dst[np.maximum(a, 0)], cur)
+            active = cur != t
+        return self._keys(steps, False) if steps else [() for _ in range(len(cur))]
 
 
 def mcf(p: Problem) -> MaxFlowResult:
@@ -127,10 +159,10 @@ def mcf(p: Problem) -> MaxFlowResult:
     row_of[sources] = np.arange(len(sources))
     rows = row_of[S]
 
-    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[int], Key]]:
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]:
         g = csr_matrix((y + 1e-12, (ap.src, ap.dst)), shape=(n, n))
         dist, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
-        return dist[rows, T], lambda i: ap.from_pred(pred[rows[i]], int(S[i]), int(T[i]))
+        return dist[rows, T], lambda idx: ap.from_pred(pred, rows[idx], S[idx], T[idx])
 
     return _path_cg(p, "mcf", price, topo.arc_weight.astype(np.float64))
 
@@ -144,11 +176,11 @@ def multipath(p: Problem) -> MaxFlowResult:
     value is the optimum over all of them (equal to the DAG-restricted flow LP).
     """
     topo, S, T = p.topo, p.S, p.T
-    dst = topo.arc_dst
+    ap = ArcPaths(topo)
 
-    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[int], Key]]:
+    def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]:
         cost, nxt = _paths.dag_min_costs(topo, y)
-        return cost[S, T], lambda i: ArcPaths.from_next(nxt, dst, int(S[i]), int(T[i]))
+        return cost[S, T], lambda idx: ap.from_next(nxt, S[idx], T[idx])
 
     return _path_cg(p, "multipath", price, np.ones(2 * topo.num_links))
 
@@ -167,8 +199,11 @@ def _path_cg(p: Problem, label: str, price: Pricer, initial_prices: np.ndarray) 
     """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
     their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
     none and carry nothing)."""
-    values, path_of = price(initial_prices)
-    first = [path_of(i) if math.isfinite(values[i]) else None for i in range(p.npairs)]
+    values, paths_of = price(initial_prices)
+    reach = np.flatnonzero(np.isfinite(values))
+    first: List[Optional[Key]] = [None] * p.npairs
+    for i, q in zip(reach.tolist(), paths_of(reach)):
+        first[i] = q
     return column_generation(p, label, first, _arc_columns, price, _arc_path_names(p.topo))
 
 
