@@ -40,6 +40,7 @@ public:
         std::vector<PathOut> out;
         if (s == t) return out;
         std::fill(arc_alive_.begin(), arc_alive_.end(), 1);
+        dead_arcs_.clear();
         switch (method) {
             case DisjointMethod::max: max_flow(s, t, out); break;
             case DisjointMethod::greedy: greedy(s, t, out); break;
@@ -72,6 +73,8 @@ private:
     std::vector<int32_t> predn_;            // predecessor node of (j, x)
     std::vector<int32_t> gk_touched_;
     std::vector<uint8_t> mark_;
+    std::vector<int32_t> dead_arcs_;        // arcs killed for the current pair
+    std::vector<int32_t> xdead_;            // heads of the dead arcs in one source's DAG
 
     uint32_t next_stamp() {
         if (++stamp_ == 0) {
@@ -82,7 +85,11 @@ private:
     }
 
     void kill_links(const std::vector<int32_t>& links) {
-        for (int32_t l : links) arc_alive_[2 * l] = arc_alive_[2 * l + 1] = 0;
+        for (int32_t l : links) {
+            arc_alive_[2 * l] = arc_alive_[2 * l + 1] = 0;
+            dead_arcs_.push_back(2 * l);
+            dead_arcs_.push_back(2 * l + 1);
+        }
     }
 
     static void finish(PathOut& p) {
@@ -300,6 +307,20 @@ private:
         std::vector<Item> heap;
         auto cmp = [](const Item& a, const Item& b) { return a > b; };
         for (;;) {
+            // A* heuristic: the IGP distance to t at first, then the distance to t on the links
+            // still alive (every usable segment's DAG is alive, so an sr-path is a walk on live
+            // links and this never overestimates; it is consistent for the same reason). It is
+            // far tighter than the original distance once the first path's links are gone, so
+            // the search settles a few states instead of most of them. No path on live links:
+            // no search at all. The result does not depend on the heuristic: equal-cost
+            // predecessors are ranked explicitly (see relax).
+            const double* h = dt;
+            if (!out.empty() && k_ == 1) break;  // the one 1-segment sr-path is the first, dead
+            if (!out.empty()) {
+                dijkstra_to(t, -1);
+                if (!(dist_[s] < kInf)) break;
+                h = dist_.data();
+            }
             if (++iter_stamp_ == 0) {
                 std::fill(blocked_stamp_.begin(), blocked_stamp_.end(), 0);
                 iter_stamp_ = 1;
@@ -317,7 +338,7 @@ private:
                 predn_[idx] = p;
             };
             set(0, s, 0.0, -1);
-            heap.push_back({dt[s], 0, s, 0.0});
+            heap.push_back({h[s], 0, s, 0.0});
             int32_t best_j = -1;
             double best_f = kInf;
             if (out.empty()) {  // nothing removed yet: the direct segment is the cheapest
@@ -344,17 +365,51 @@ private:
                 }
                 if (j >= k_) continue;
                 if (best_j >= 0 && j + 1 >= best_j) continue;  // cannot beat on segments
-                const uint8_t* row = blocked_row(x);
                 const double* dx = r_->dist_row(x);
                 int32_t jn = j + 1;
+                const double fx = gx + dt[x];  // x's rank among equal-cost predecessors
+                // Is segment x -> b unusable? Most candidates b fail on cost or dominance
+                // first, so the question is asked of few b: with integer weights it is answered
+                // per b from the dead arcs in x's DAG (b is blocked iff one of them, u -> v,
+                // has d(x, v) + d(v, b) == d(x, b): v is then on a shortest x -> b path), and
+                // the whole row is built (blocked_row) only once that would cost more.
+                const uint8_t* row = blocked_stamp_[x] == iter_stamp_ ? blocked_row(x) : nullptr;
+                int32_t budget = 0;
+                if (!row && g_.integer_weights) {
+                    xdead_.clear();
+                    for (int32_t a : dead_arcs_) {
+                        const double du = dx[g_.src[a]], dv = dx[g_.dst[a]];
+                        if (du < dv && du + g_.weight[a] == dv) xdead_.push_back(g_.dst[a]);
+                    }
+                    budget = 2 * n / (2 + static_cast<int32_t>(xdead_.size()));
+                }
+                auto blocked = [&](int32_t b) -> bool {
+                    if (!row && budget-- <= 0) row = blocked_row(x);
+                    if (row) return row[b] != 0;
+                    for (int32_t v : xdead_)
+                        if (v == b || dx[v] + r_->dist_row(v)[b] == dx[b]) return true;
+                    return false;
+                };
                 auto relax = [&](int32_t b) {
-                    if (b == x || row[b] || !(dt[b] < kInf)) return;
+                    if (b == x || !(h[b] < kInf) || !(dx[b] < kInf)) return;
                     double ng = gx + dx[b];
-                    if (!(ng < gk_[jn * nz + b])) return;
+                    const size_t ib = jn * nz + b;
+                    if (ng == gk_[ib]) {
+                        if (blocked(b)) return;
+                        // An equal-cost predecessor: keep the one with the smaller (g + IGP
+                        // distance to t, id), the one a search guided by the IGP distance
+                        // (this code before the live-link heuristic) settles, so relaxes, first.
+                        const int32_t p = predn_[ib];
+                        const double fp = gk_[(jn - 1) * nz + p] + dt[p];
+                        if (fx < fp || (fx == fp && x < p)) predn_[ib] = x;
+                        return;
+                    }
+                    if (!(ng < gk_[ib])) return;
                     for (int32_t jj = 0; jj < jn; ++jj)
                         if (gk_[jj * nz + b] <= ng) return;
+                    if (blocked(b)) return;
                     set(jn, b, ng, x);
-                    heap.push_back({ng + dt[b], jn, b, ng});
+                    heap.push_back({ng + h[b], jn, b, ng});
                     std::push_heap(heap.begin(), heap.end(), cmp);
                 };
                 if (jn == k_) relax(t);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
@@ -37,8 +38,10 @@ def register(sub: Any) -> None:
                         "topology has more (default: all pairs)")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sample (default 0)")
     add_executor_options(p)
-    p.add_argument("--threads", type=int, default=1,
-                   help="core threads per topology (default 1; results do not depend on it)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="core threads per topology (default: the machine's cores, so the largest "
+                        "topology, often alone at the end, uses them all; results do not depend "
+                        "on it)")
     p.add_argument("--out", required=True, metavar="DIR", help="results folder")
     p.add_argument("--paths-out", metavar="FILE",
                    help="also write every pair's paths as JSON lines (gzip if FILE ends .gz)")
@@ -53,7 +56,7 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     checked_jobs(args)
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
-                            threads=args.threads)
+                            threads=args.threads if args.threads is not None else os.cpu_count() or 1)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = run_disjoint_study(args.topo, args.out, config, jobs=args.jobs,

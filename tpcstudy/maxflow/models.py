@@ -13,6 +13,7 @@ All path models run :func:`~tpcstudy.maxflow.colgen.column_generation`.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -105,12 +106,11 @@ class ArcPaths:
     def _keys(steps: List[np.ndarray], reverse: bool) -> List[Key]:
         if not steps:
             return []
-        m = np.stack(steps, axis=1)
-        out: List[Key] = []
-        for row in m.tolist():
-            arcs = [a for a in row if a >= 0]
-            out.append(tuple(arcs[::-1] if reverse else arcs))
-        return out
+        m = np.stack(steps, axis=1)  # a pair's arcs are a prefix of its row (-1 after)
+        lengths = (m >= 0).sum(axis=1).tolist()
+        if reverse:
+            return [tuple(row[n - 1::-1]) if n else () for row, n in zip(m.tolist(), lengths)]
+        return [tuple(row[:n]) for row, n in zip(m.tolist(), lengths)]
 
     def from_pred(self, pred: np.ndarray, rows: np.ndarray, S: np.ndarray, T: np.ndarray
                   ) -> List[Key]:
@@ -187,12 +187,17 @@ def multipath(p: Problem) -> MaxFlowResult:
 
 def _arc_columns(keys: List[Key]) -> List[Column]:
     """Columns of concrete router paths keyed by their arc tuples: r = 1 on each arc."""
-    return [(np.array(a, dtype=np.int64), np.ones(len(a))) for a in keys]
+    flat = np.fromiter(itertools.chain.from_iterable(keys), dtype=np.int64)
+    ones = np.ones(len(flat))
+    ends = np.cumsum([len(a) for a in keys]).tolist()
+    return [(flat[a:b], ones[a:b]) for a, b in zip([0] + ends[:-1], ends)]
 
 
 def _arc_path_names(topo: Topology) -> Callable[[Key], Tuple[str, ...]]:
-    src, dst, names = topo.arc_src, topo.arc_dst, topo.names
-    return lambda q: tuple([names[int(src[q[0]])]] + [names[int(dst[a])] for a in q])
+    names = topo.names
+    src = [names[u] for u in topo.arc_src.tolist()]
+    dst = [names[v] for v in topo.arc_dst.tolist()]
+    return lambda q: (src[q[0]], *[dst[a] for a in q])
 
 
 def _path_cg(p: Problem, label: str, price: Pricer, initial_prices: np.ndarray) -> MaxFlowResult:

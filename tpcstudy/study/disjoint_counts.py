@@ -4,8 +4,10 @@ exact shortcut) and the failure view of the exported path sets (docs/method.md Â
 **Exact shortcut for sps.** For a pair with ``min(deg s, deg t) <= 2`` (every edge-router pair)
 at most two disjoint paths exist, and the first ``sps`` path is the direct segment for every
 ``k`` (the cheapest sr-path, ties to fewer segments). So ``count(k) = 2`` implies
-``count(k + 1) = 2``, and ``count(k + 1) <= 1`` implies ``count(k) = count(k + 1)``. Counts known
-this way are not recomputed.
+``count(k + 1) = 2``, and ``count(k + 1) <= 1`` implies ``count(k) = count(k + 1)``. More: a
+second path found at any limit with ``j`` segments is a second path at every limit ``k >= j``,
+so ``count(k) = 2`` there too (the search at k = 4 mostly finds two- or three-segment second
+paths, which settles k = 2 and 3 for those pairs). Counts known this way are not recomputed.
 """
 
 from __future__ import annotations
@@ -53,9 +55,20 @@ def sps_counts(topo: Topology, sources: np.ndarray, targets: np.ndarray, ks: Ite
     small = np.minimum(deg[sources], deg[targets]) <= 2  # at most two disjoint paths
     counts: Dict[int, np.ndarray] = {}
     batches: Dict[int, DisjointPathBatch] = {}
+    # fewest segments of a second path found so far (small pairs; 99: none found)
+    second = np.full(len(sources), 99, dtype=np.int64)
+
+    def note_second(b: DisjointPathBatch, idx: np.ndarray) -> None:
+        two = np.flatnonzero(b.counts >= 2)
+        p = b.pair_offsets[two] + 1  # the pair's second path
+        segs = b.waypoint_offsets[p + 1] - b.waypoint_offsets[p] + 1
+        second[idx[two]] = np.minimum(second[idx[two]], segs)
+
+    everyone = np.arange(len(sources))
     for k in first:
         b = disjoint_paths_batch(topo, sources, targets, method="sps", k=k, threads=threads)
         batches[k], counts[k] = b, b.counts
+        note_second(b, everyone)
     for k in ks:
         if k in counts:
             continue
@@ -64,13 +77,16 @@ def sps_counts(topo: Topology, sources: np.ndarray, targets: np.ndarray, ks: Ite
         upper = sorted(j for j in counts if j > k)
         for j in lower:  # count(j) = 2 for some j < k -> count(k) = 2
             value[small & (counts[j] >= 2)] = 2
+        value[small & (second <= k)] = 2  # a second path of <= k segments is known
         for j in reversed(upper):  # nearest j > k last: count(j) <= 1 -> count(k) = count(j)
             hit = small & (counts[j] <= 1)
             value[hit] = counts[j][hit]
         todo = np.flatnonzero(value < 0)
         if todo.size:
-            value[todo] = disjoint_paths_batch(topo, sources[todo], targets[todo], method="sps",
-                                               k=k, threads=threads).counts
+            b = disjoint_paths_batch(topo, sources[todo], targets[todo], method="sps", k=k,
+                                     threads=threads)
+            value[todo] = b.counts
+            note_second(b, todo)
         counts[k] = value
     return {k: counts[k] for k in ks}, batches
 
