@@ -330,3 +330,40 @@ def test_zoo_max_matches_networkx(name, zoo_installed):
         assert mx.counts[i] == nx.algorithms.connectivity.local_edge_connectivity(g, s, d)
         check_disjoint(g, mx.paths(i), s, d)
     assert np.all(gr <= mx.counts) and np.all(sps <= mx.counts) and np.all(sps >= 1)
+
+
+@pytest.mark.parametrize("seed,k", [(0, 3), (1, 4), (2, 5)])
+def test_best_sr_paths_blocked_dp_vs_numpy(seed, k):
+    """The DP in blocks of sources and tiles of targets (a 300-router graph: more than one tile
+    of 256 targets, 40 sources: three blocks of 16) against the same recurrence in numpy, layer
+    by layer; every returned waypoint sequence costs exactly the returned value."""
+    g = random_graph(700 + seed, 300, 120, max_weight=3)
+    t = topo_of(g)
+    n = t.num_nodes
+    rng = np.random.default_rng(seed)
+    y = np.round(rng.random(2 * t.num_links) * 8) / 8
+    y[rng.random(y.size) < 0.5] = 0.0
+    c = P.segment_costs(t, y)
+    src = rng.choice(n, 40, replace=False).astype(np.int32)
+    dst = rng.integers(0, n, 40 * 5).astype(np.int32)
+    src = np.repeat(src, 5)
+    values, off, wps = P.best_sr_paths(t, c, src, dst, k)
+    for s in np.unique(src).tolist():
+        d = c[s].copy()
+        d[s] = 0.0
+        for _ in range(1, k):
+            prev = d.copy()
+            via = prev.copy()
+            via[s] = np.inf
+            best = np.min(via[:, None] + c, axis=0)
+            scale = np.maximum(abs(best), abs(prev))
+            gain = (best < prev) & ((prev == np.inf) | (prev - best > 1e-9 * scale))
+            d = np.where(gain, best, prev)
+        for i in np.flatnonzero(src == s).tolist():
+            tt = int(dst[i])
+            want = 0.0 if tt == s else d[tt]
+            assert values[i] == want, (s, tt)
+            seq = [s, *wps[off[i]:off[i + 1]].tolist(), tt]
+            assert len(seq) - 1 <= k
+            if tt != s and np.isfinite(want):
+                assert sum(c[a, b] for a, b in zip(seq, seq[1:])) == pytest.approx(want, rel=1e-12)

@@ -391,6 +391,32 @@ inline bool improves(double cand, double cur) {
 }
 }  // namespace
 
+// best[q][t] = min_w prev[q][w] + cost[w][t] for nb rows q (min over nothing: inf), tiled so a
+// tile of cost rows is reused by every row q while it is in cache. x86-64 with GCC gets an AVX2
+// copy chosen at run time (the loop is plain C++; the values are the same: min is exact).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void minplus_block(const double* prev, size_t nb, const double* cost, size_t n, double* best) {
+    constexpr size_t kTile = 256;
+    std::fill(best, best + nb * n, kInf);
+    for (size_t t0 = 0; t0 < n; t0 += kTile) {
+        const size_t len = std::min(kTile, n - t0);
+        for (size_t w = 0; w < n; ++w) {
+            const double* row = cost + w * n + t0;
+            for (size_t q = 0; q < nb; ++q) {
+                const double dw = prev[q * n + w];
+                if (!(dw < kInf)) continue;
+                double* b = best + q * n + t0;
+                for (size_t t = 0; t < len; ++t) {  // branch-free: vectorises
+                    const double c = dw + row[t];
+                    b[t] = c < b[t] ? c : b[t];
+                }
+            }
+        }
+    }
+}
+
 SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>& sources,
                       const std::vector<int32_t>& targets, int32_t k) {
     if (sources.size() != targets.size())
@@ -429,73 +455,89 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     std::vector<double> costT(nz * nz);  // costT[t * n + w] = cost[w * n + t]: the last layer
     for (size_t w = 0; w < nz; ++w)      // reads one row per target, contiguous
         for (size_t t = 0; t < nz; ++t) costT[t * nz + w] = cost[w * nz + t];
+    // Sources are taken kSourceBlock at a time: the full layers of a block are one (min, +)
+    // product of its rows with the cost matrix (minplus_block), which reads each cost row once
+    // per block instead of once per source; a min is exact, so the values are the same.
+    constexpr size_t kSourceBlock = 16;
+    const size_t nblocks = (ng + kSourceBlock - 1) / kSourceBlock;
     auto run_groups = [&](std::atomic<size_t>& next) {
-        std::vector<double> D(static_cast<size_t>(k) * nz);   // D[(j-1) * n + t]
-        std::vector<double> best(nz);
+        std::vector<double> D(kSourceBlock * static_cast<size_t>(k) * nz);  // [src][j-1][t]
+        std::vector<double> prevs(kSourceBlock * nz), best(kSourceBlock * nz);
         for (;;) {
-            const size_t gi = next.fetch_add(1);
-            if (gi >= ng) break;
-            const size_t g = groups[gi], g_end = groups[gi + 1];
-            const int32_t s = sources[idx[g]];
-            std::copy(cost + s * nz, cost + (s + 1) * nz, D.begin());
-            D[s] = 0.0;
+            const size_t bi = next.fetch_add(1);
+            if (bi >= nblocks) break;
+            const size_t g0 = bi * kSourceBlock, g1 = std::min(ng, g0 + kSourceBlock);
+            const size_t nb = g1 - g0;
+            for (size_t q = 0; q < nb; ++q) {
+                const int32_t s = sources[idx[groups[g0 + q]]];
+                double* Dq = &D[q * k * nz];
+                std::copy(cost + s * nz, cost + (s + 1) * nz, Dq);
+                Dq[s] = 0.0;
+            }
             for (int32_t j = 1; j < k; ++j) {
-                const double* prev = &D[(j - 1) * nz];
-                double* cur = &D[j * nz];
-                auto settle = [&](size_t t) {
-                    cur[t] = improves(best[t], prev[t]) ? best[t] : prev[t];
-                };
                 if (j < k - 1) {
-                    std::fill(best.begin(), best.end(), kInf);
-                    for (int32_t w = 0; w < n; ++w) {
-                        const double dw = prev[w];
-                        if (w == s || !(dw < kInf)) continue;
-                        const double* row = cost + w * nz;
-                        double* b = best.data();
-                        for (size_t t = 0; t < nz; ++t) {  // branch-free: vectorises
-                            const double c = dw + row[t];
-                            b[t] = c < b[t] ? c : b[t];
-                        }
+                    for (size_t q = 0; q < nb; ++q) {  // w = s is never a waypoint
+                        const int32_t s = sources[idx[groups[g0 + q]]];
+                        const double* prev = &D[(q * k + j - 1) * nz];
+                        std::copy(prev, prev + nz, &prevs[q * nz]);
+                        prevs[q * nz + s] = kInf;
                     }
-                    for (size_t t = 0; t < nz; ++t) settle(t);
+                    minplus_block(prevs.data(), nb, cost, nz, best.data());
+                    for (size_t q = 0; q < nb; ++q) {
+                        const double* prev = &D[(q * k + j - 1) * nz];
+                        double* cur = &D[(q * k + j) * nz];
+                        const double* bq = &best[q * nz];
+                        for (size_t t = 0; t < nz; ++t)
+                            cur[t] = improves(bq[t], prev[t]) ? bq[t] : prev[t];
+                    }
                 } else {
-                    for (size_t q = g; q < g_end; ++q) {
-                        const size_t t = static_cast<size_t>(targets[idx[q]]);
-                        const double* col = &costT[t * nz];
-                        double bt = kInf;
-                        for (size_t w = 0; w < nz; ++w) {  // prev[s] = 0 + col[s] is D_1(s, t)
-                            const double c = prev[w] + col[w];  // w = s: never an improvement
-                            bt = c < bt ? c : bt;
+                    for (size_t q = 0; q < nb; ++q) {
+                        const size_t g = groups[g0 + q], g_end = groups[g0 + q + 1];
+                        const double* prev = &D[(q * k + j - 1) * nz];
+                        double* cur = &D[(q * k + j) * nz];
+                        for (size_t pq = g; pq < g_end; ++pq) {
+                            const size_t t = static_cast<size_t>(targets[idx[pq]]);
+                            const double* col = &costT[t * nz];
+                            double bt = kInf;
+                            for (size_t w = 0; w < nz; ++w) {  // w = s gives D_1(s, t): no gain
+                                const double c = prev[w] + col[w];
+                                bt = c < bt ? c : bt;
+                            }
+                            cur[t] = improves(bt, prev[t]) ? bt : prev[t];
                         }
-                        best[t] = bt;
-                        settle(t);
                     }
                 }
             }
-            for (size_t q = g; q < g_end; ++q) {
-                const size_t i = idx[q];
-                const int32_t t = targets[i];
-                r.values[i] = s == t ? 0.0 : D[(k - 1) * nz + t];
-                if (s == t || !(r.values[i] < kInf)) continue;
-                int32_t node = t;
-                for (int32_t j = k - 1; j >= 1; --j) {
-                    const double* prev = &D[(j - 1) * nz];
-                    const double want = D[j * nz + node];
-                    if (!(want < prev[node])) continue;  // layer j kept the shorter path
-                    int32_t w = 0;
-                    for (; w < n; ++w)
-                        if (w != s && prev[w] < kInf && prev[w] + cost[static_cast<size_t>(w) * nz + node] == want)
-                            break;
-                    wps[i].push_back(w);
-                    node = w;
+            for (size_t q = 0; q < nb; ++q) {
+                const size_t g = groups[g0 + q], g_end = groups[g0 + q + 1];
+                const int32_t s = sources[idx[g]];
+                const double* Dq = &D[q * k * nz];
+                for (size_t pq = g; pq < g_end; ++pq) {
+                    const size_t i = idx[pq];
+                    const int32_t t = targets[i];
+                    r.values[i] = s == t ? 0.0 : Dq[(k - 1) * nz + t];
+                    if (s == t || !(r.values[i] < kInf)) continue;
+                    int32_t node = t;
+                    for (int32_t j = k - 1; j >= 1; --j) {
+                        const double* prev = &Dq[(j - 1) * nz];
+                        const double want = Dq[j * nz + node];
+                        if (!(want < prev[node])) continue;  // layer j kept the shorter path
+                        int32_t w = 0;
+                        for (; w < n; ++w)
+                            if (w != s && prev[w] < kInf &&
+                                prev[w] + cost[static_cast<size_t>(w) * nz + node] == want)
+                                break;
+                        wps[i].push_back(w);
+                        node = w;
+                    }
+                    std::reverse(wps[i].begin(), wps[i].end());
                 }
-                std::reverse(wps[i].begin(), wps[i].end());
             }
         }
     };
     // Threads: at most the hardware's, and only when there are enough sources to share.
     int32_t nt = static_cast<int32_t>(std::thread::hardware_concurrency());
-    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(ng / 8)));
+    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(nblocks)));
     std::atomic<size_t> next{0};
     if (nt == 1) {
         run_groups(next);
