@@ -175,6 +175,20 @@ void bind_paths(nb::module_& m) {
           "Link-disjoint paths per pair (method 0 max, 1 greedy, 2 sps): (pair_offsets, "
           "node_offsets, nodes, waypoint_offsets, waypoints, link_offsets, links, costs).");
 
+    m.def("sps_second_segments",
+          [](const tpc::Graph& g, const tpc::Routing& routing, I32In sources, I32In targets,
+             int32_t kmax, int32_t threads) {
+              auto s = vec(sources), t = vec(targets);
+              std::vector<int32_t> r;
+              {
+                  nb::gil_scoped_release release;
+                  r = tpc::sps_second_segments(g, routing, s, t, kmax, threads);
+              }
+              return arr(std::move(r));
+          },
+          "graph"_a, "routing"_a, "sources"_a, "targets"_a, "kmax"_a, "threads"_a = 0,
+          "Fewest segments (<= kmax) of each pair's second sps path; 0 none, -1 no path.");
+
     // One pair, answered as Python lists: the named API's call costs the core's few
     // microseconds, not the array wrapping of the batch call.
     m.def("disjoint_paths_one",

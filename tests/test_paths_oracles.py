@@ -367,3 +367,44 @@ def test_best_sr_paths_blocked_dp_vs_numpy(seed, k):
             assert len(seq) - 1 <= k
             if tt != s and np.isfinite(want):
                 assert sum(c[a, b] for a, b in zip(seq, seq[1:])) == pytest.approx(want, rel=1e-12)
+
+
+def _weighted(g: nx.Graph) -> nx.Graph:
+    nx.set_edge_attributes(g, 1, "weight")
+    return g
+
+
+def test_sps_second_segments_on_a_ring_by_hand():
+    """A ring of six routers (hop weights). 0 -> 3 has two shortest paths: the direct segment's
+    DAG takes both ways round, no second path (0). 0 -> 1: the direct link; going round the
+    other way needs 3 segments, 0 -> 4 -> 2 -> 1 (0 -> 3 and 4 -> 1 split over both ways and
+    2 segments cannot avoid the dead link: 0 -> 2 and 5 -> 1 cross it)."""
+    t = topo_of(_weighted(nx.cycle_graph(6)))
+    src, dst = np.array([0, 0, 2, 0], np.int32), np.array([3, 1, 2, 0], np.int32)
+    assert P.sps_second_segments(t, src[:2], dst[:2], 6).tolist() == [0, 3]
+    assert P.sps_second_segments(t, src[:2], dst[:2], 2).tolist() == [0, 0]
+    assert P.sps_second_segments(t, src[2:], dst[2:], 6).tolist() == [-1, -1]  # s == t
+    for k in range(1, 7):
+        assert P.disjoint_path_counts(t, src[:2], dst[:2], method="sps", k=k).tolist() == \
+            [1, 2 if k >= 3 else 1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sps_second_segments_vs_sps_counts(seed):
+    """Where the source or the target has degree <= 2, the sps count at limit k is
+    1 + (0 < j <= k): against the cost search on every pair of random graphs, k = 1..6."""
+    g = random_graph(900 + seed, 14, 6, max_weight=1 + seed % 3)
+    t = topo_of(g)
+    n = t.num_nodes
+    src, dst = (a.ravel().astype(np.int32) for a in np.meshgrid(range(n), range(n), indexing="ij"))
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    small = np.minimum(t.degree[src], t.degree[dst]) <= 2
+    assert small.sum() > 20
+    j = P.sps_second_segments(t, src, dst, 6)
+    for k in range(1, 7):
+        want = P.disjoint_path_counts(t, src, dst, method="sps", k=k)
+        jk = P.sps_second_segments(t, src, dst, k)
+        got = np.where(jk < 0, 0, 1 + (jk > 0))
+        assert np.array_equal(got[small], want[small]), k
+        assert np.array_equal(jk > 0, (j > 0) & (j <= k))  # the fewest segments, whatever kmax

@@ -38,6 +38,7 @@ __all__ = [
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
+    "sps_second_segments",
 ]
 
 #: Defaults of the exported path sets (the TPC path tables and the disjoint study's failure
@@ -561,3 +562,19 @@ def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str
     names = topo.names
     return [[names[x] for x in p]
             for p in _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk)]
+
+
+def sps_second_segments(topo: Topology, sources: np.ndarray, targets: np.ndarray, kmax: int, *,
+                        threads: int = 0) -> np.ndarray:
+    """The fewest segments of each pair's second ``sps`` path, at most ``kmax``.
+
+    The first sps path is the direct segment at every limit (docs/method.md §5); with its ECMP
+    DAG's links removed, a breadth-first search over segment counts finds the fewest usable
+    segments that reach the target. int32 per pair: that number, 0 when no second path has at
+    most ``kmax`` segments, -1 when the target is unreachable. Where the source or the target
+    has degree <= 2 (at most two link-disjoint paths) the sps count at limit ``k <= kmax`` is
+    therefore ``1 + (0 < j <= k)`` (0 for -1), one cheap search instead of a cost search per k.
+    """
+    s, t = _pairs(topo, sources, targets)
+    kk = segment_limit(kmax, "kmax")
+    return np.asarray(_core.sps_second_segments(topo.graph, _routing(topo), s, t, kk, int(threads)))

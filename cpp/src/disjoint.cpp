@@ -75,6 +75,8 @@ private:
     std::vector<uint8_t> mark_;
     std::vector<int32_t> dead_arcs_;        // arcs killed for the current pair
     std::vector<int32_t> xdead_;            // heads of the dead arcs in one source's DAG
+    std::vector<int32_t> path_;             // live_path_bound's path
+    std::vector<int32_t> open_, frontier_, next_;  // second_segments' search
 
     uint32_t next_stamp() {
         if (++stamp_ == 0) {
@@ -298,6 +300,135 @@ private:
         }
     }
 
+    // Is segment x -> b unusable? Most candidates b are turned down on cost, dominance or a
+    // visit first, so the question is asked of few b: with integer weights it is answered per b
+    // from the dead arcs in x's DAG (b is blocked iff one of them, u -> v, has d(x, v) +
+    // d(v, b) == d(x, b): v is then on a shortest x -> b path), and the whole row is built
+    // (blocked_row) only once that would cost more.
+    struct BlockTest {
+        const uint8_t* row;
+        int32_t budget;
+        size_t count;  // x's dead-arc heads: xdead_[0, count)
+    };
+
+    BlockTest block_test(int32_t x, const double* dx) {
+        BlockTest bt{blocked_stamp_[x] == iter_stamp_ ? blocked_row(x) : nullptr, 0, 0};
+        if (!bt.row && g_.integer_weights) {
+            xdead_.clear();
+            for (int32_t a : dead_arcs_) {
+                const double du = dx[g_.src[a]], dv = dx[g_.dst[a]];
+                if (du < dv && du + g_.weight[a] == dv) xdead_.push_back(g_.dst[a]);
+            }
+            bt.count = xdead_.size();
+            bt.budget = 2 * g_.n / (2 + static_cast<int32_t>(bt.count));
+        }
+        return bt;
+    }
+
+    bool is_blocked(BlockTest& bt, int32_t x, const double* dx, int32_t b) {
+        if (!bt.row && bt.budget-- <= 0) bt.row = blocked_row(x);
+        if (bt.row) return bt.row[b] != 0;
+        for (size_t i = 0; i < bt.count; ++i) {
+            const int32_t v = xdead_[i];
+            if (v == b || dx[v] + r_->dist_row(v)[b] == dx[b]) return true;
+        }
+        return false;
+    }
+
+    void new_iteration() {
+        if (++iter_stamp_ == 0) {
+            std::fill(blocked_stamp_.begin(), blocked_stamp_.end(), 0);
+            iter_stamp_ = 1;
+        }
+    }
+
+public:
+    // Whether (s, t) has a second sps path within kmax segments: the first is the direct
+    // segment at every limit (docs/method.md §5), so with its DAG's links removed, whether some
+    // sr-path of at most kmax usable segments reaches t, by a breadth-first search over segment
+    // counts (each router settled at the fewest segments that reach it: more segments from the
+    // same router never reach more). Returns the fewest segments, 0 when there is none within
+    // kmax, -1 when t is unreachable (no path at all). Where s or t has degree <= 2 (at most two
+    // disjoint paths) the sps count at limit kmax is 1 + (answer > 0), or 0 for -1.
+    int32_t second_segments(int32_t s, int32_t t, int32_t kmax) {
+        std::fill(arc_alive_.begin(), arc_alive_.end(), 1);
+        dead_arcs_.clear();
+        const double* dt = r_->dist_to(t);
+        if (s == t || !(dt[s] < kInf)) return -1;
+        std::vector<int32_t> links;
+        segment_links(s, t, links);
+        kill_links(links);
+        new_iteration();
+        dijkstra_to(t, -1);  // dist_: distance to t on live links (kInf: cannot reach t)
+        if (!(dist_[s] < kInf)) return 0;
+        const uint32_t st = next_stamp();  // seen_[v] == st: v reached
+        seen_[s] = st;
+        open_.clear();
+        for (int32_t b = 0; b < g_.n; ++b)
+            if (b != s && dist_[b] < kInf) open_.push_back(b);
+        frontier_.assign(1, s);
+        for (int32_t depth = 1; depth <= kmax; ++depth) {
+            next_.clear();
+            for (int32_t x : frontier_) {
+                const double* dx = r_->dist_row(x);
+                BlockTest bt = block_test(x, dx);
+                if (depth == kmax) {  // only the last segment is left: it must end at t
+                    if (t != x && dx[t] < kInf && !is_blocked(bt, x, dx, t)) return depth;
+                    continue;
+                }
+                for (int32_t b : open_) {
+                    if (b == x || seen_[b] == st || !(dx[b] < kInf) || is_blocked(bt, x, dx, b))
+                        continue;
+                    if (b == t) return depth;
+                    seen_[b] = st;
+                    next_.push_back(b);
+                }
+                size_t keep = 0;  // drop the routers reached
+                for (int32_t b : open_)
+                    if (seen_[b] != st) open_[keep++] = b;
+                open_.resize(keep);
+            }
+            if (next_.empty()) break;
+            frontier_.swap(next_);
+        }
+        return 0;
+    }
+
+private:
+    // The cost of the shortest s -> t path on live links (h: distances to t on them) when it
+    // can be written with at most k usable segments, cut greedily at the farthest router each
+    // segment still reaches on a shortest path; kInf when that takes more (integer weights).
+    double live_path_bound(int32_t s, int32_t t, const double* h) {
+        path_.assign(1, s);
+        for (int32_t u = s; u != t;) {
+            int32_t pick = -1;
+            for (int32_t i = g_.out_offsets[u]; i < g_.out_offsets[u + 1]; ++i) {
+                const int32_t a = g_.out_arcs[i];
+                const int32_t v = g_.dst[a];
+                if (arc_alive_[a] && h[v] < kInf && h[u] == g_.weight[a] + h[v] &&
+                    (pick < 0 || a < pick))
+                    pick = a;
+            }
+            if (pick < 0) return kInf;
+            u = g_.dst[pick];
+            path_.push_back(u);
+        }
+        int32_t segments = 0;
+        for (size_t i = 0; i + 1 < path_.size();) {
+            const int32_t u = path_[i];
+            const uint8_t* row = blocked_row(u);
+            const double* du = r_->dist_row(u);
+            size_t reach = i;
+            for (size_t j = i + 1; j < path_.size(); ++j) {
+                if (du[path_[j]] != h[u] - h[path_[j]]) break;  // no longer a shortest path
+                if (!row[path_[j]]) reach = j;
+            }
+            if (reach == i || ++segments > k_) return kInf;
+            i = reach;
+        }
+        return h[s];
+    }
+
     void sps(int32_t s, int32_t t, std::vector<PathOut>& out) {
         const int32_t n = g_.n;
         const size_t nz = static_cast<size_t>(n);
@@ -321,16 +452,17 @@ private:
                 if (!(dist_[s] < kInf)) break;
                 h = dist_.data();
             }
-            if (++iter_stamp_ == 0) {
-                std::fill(blocked_stamp_.begin(), blocked_stamp_.end(), 0);
-                iter_stamp_ = 1;
-            }
+            new_iteration();
             for (int32_t idx : gk_touched_) {
                 gk_[idx] = kInf;
                 predn_[idx] = -1;
             }
             gk_touched_.clear();
             heap.clear();
+            // A cost no optimal path exceeds, when one is cheap to find (live_path_bound):
+            // states above it are never pushed. Pushed or not, they would only be settled
+            // after the search stops, so the path found is the same.
+            const double bound = out.empty() || !g_.integer_weights ? kInf : live_path_bound(s, t, h);
             auto set = [&](int32_t j, int32_t x, double v, int32_t p) {
                 size_t idx = j * nz + x;
                 if (gk_[idx] == kInf) gk_touched_.push_back(static_cast<int32_t>(idx));
@@ -368,31 +500,12 @@ private:
                 const double* dx = r_->dist_row(x);
                 int32_t jn = j + 1;
                 const double fx = gx + dt[x];  // x's rank among equal-cost predecessors
-                // Is segment x -> b unusable? Most candidates b fail on cost or dominance
-                // first, so the question is asked of few b: with integer weights it is answered
-                // per b from the dead arcs in x's DAG (b is blocked iff one of them, u -> v,
-                // has d(x, v) + d(v, b) == d(x, b): v is then on a shortest x -> b path), and
-                // the whole row is built (blocked_row) only once that would cost more.
-                const uint8_t* row = blocked_stamp_[x] == iter_stamp_ ? blocked_row(x) : nullptr;
-                int32_t budget = 0;
-                if (!row && g_.integer_weights) {
-                    xdead_.clear();
-                    for (int32_t a : dead_arcs_) {
-                        const double du = dx[g_.src[a]], dv = dx[g_.dst[a]];
-                        if (du < dv && du + g_.weight[a] == dv) xdead_.push_back(g_.dst[a]);
-                    }
-                    budget = 2 * n / (2 + static_cast<int32_t>(xdead_.size()));
-                }
-                auto blocked = [&](int32_t b) -> bool {
-                    if (!row && budget-- <= 0) row = blocked_row(x);
-                    if (row) return row[b] != 0;
-                    for (int32_t v : xdead_)
-                        if (v == b || dx[v] + r_->dist_row(v)[b] == dx[b]) return true;
-                    return false;
-                };
+                BlockTest bt = block_test(x, dx);
+                auto blocked = [&](int32_t b) { return is_blocked(bt, x, dx, b); };
                 auto relax = [&](int32_t b) {
                     if (b == x || !(h[b] < kInf) || !(dx[b] < kInf)) return;
                     double ng = gx + dx[b];
+                    if (ng + h[b] > bound) return;
                     const size_t ib = jn * nz + b;
                     if (ng == gk_[ib]) {
                         if (blocked(b)) return;
@@ -520,6 +633,37 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
         r.pair_offsets.push_back(r.pair_offsets.back() + static_cast<int64_t>(per[i].size()));
     }
     return r;
+}
+
+std::vector<int32_t> sps_second_segments(const Graph& g, const Routing& routing,
+                                         const std::vector<int32_t>& sources,
+                                         const std::vector<int32_t>& targets, int32_t kmax,
+                                         int32_t threads) {
+    check_pairs(g, sources, targets);
+    if (routing.n() != g.n) throw std::invalid_argument("routing table of another graph");
+    if (kmax < 1) throw std::invalid_argument("segment limit k = " + std::to_string(kmax) + " < 1");
+    const size_t p = sources.size();
+    std::vector<int32_t> out(p, 0);
+    int32_t nt = threads > 0 ? threads : static_cast<int32_t>(std::thread::hardware_concurrency());
+    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
+    std::atomic<size_t> next{0};
+    auto work = [&]() {
+        Worker w(g, &routing, kmax);
+        for (;;) {
+            const size_t start = next.fetch_add(64);
+            if (start >= p) break;
+            for (size_t i = start; i < std::min(p, start + 64); ++i)
+                out[i] = w.second_segments(sources[i], targets[i], kmax);
+        }
+    };
+    if (nt == 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (int32_t i = 0; i < nt; ++i) pool.emplace_back(work);
+        for (auto& th : pool) th.join();
+    }
+    return out;
 }
 
 }  // namespace tpc

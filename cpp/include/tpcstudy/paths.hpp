@@ -137,6 +137,13 @@ struct DisjointPaths {
 };
 
 // `routing` is needed for sps only (may be null otherwise). `threads` <= 0: all cores.
+// Per pair, the fewest segments (<= kmax) of a second sps path once the first (the direct
+// segment) is taken; 0: none within kmax; -1: no path at all. See Worker::second_segments.
+std::vector<int32_t> sps_second_segments(const Graph& g, const Routing& routing,
+                                         const std::vector<int32_t>& sources,
+                                         const std::vector<int32_t>& targets, int32_t kmax,
+                                         int32_t threads);
+
 DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
                              const std::vector<int32_t>& sources,
                              const std::vector<int32_t>& targets, DisjointMethod method,
