@@ -138,6 +138,21 @@ void bind_paths(nb::module_& m) {
              "prices"_a,
              "(cost, next): cheapest single shortest path of every pair by price, and its first arc.");
 
+    m.def("path_price_bounds",
+          [](const tpc::Graph& g, F64In price, I32In sources, I32In targets, double limit) {
+              if (price.shape(0) != static_cast<size_t>(g.num_arcs()))
+                  throw nb::value_error("need one price per arc");
+              auto s = vec(sources), t = vec(targets);
+              std::vector<double> r;
+              {
+                  nb::gil_scoped_release release;
+                  r = tpc::path_price_bounds(g, price.data(), s, t, limit);
+              }
+              return arr(std::move(r));
+          },
+          "graph"_a, "prices"_a, "sources"_a, "targets"_a, "limit"_a,
+          "Cheapest path price of each pair when below limit (else inf).");
+
     m.def("best_sr_paths",
           [](F64In2 cost, I32In sources, I32In targets, int32_t k) {
               if (cost.shape(0) != cost.shape(1)) throw nb::value_error("cost matrix is not square");

@@ -408,3 +408,27 @@ def test_sps_second_segments_vs_sps_counts(seed):
         got = np.where(jk < 0, 0, 1 + (jk > 0))
         assert np.array_equal(got[small], want[small]), k
         assert np.array_equal(jk > 0, (j > 0) & (j <= k))  # the fewest segments, whatever kmax
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_path_price_bounds_vs_networkx_and_below_every_sr_path(seed):
+    """The cheapest path price of each pair (networkx Dijkstra on the same prices), inf at or
+    above the limit, and never above the cheapest sr-path's price (the bound pricing uses)."""
+    g = random_graph(950 + seed, 12, 8, max_weight=3)
+    t = topo_of(g)
+    n = t.num_nodes
+    rng = np.random.default_rng(seed)
+    y = np.round(rng.random(2 * t.num_links) * 4) / 8
+    y[rng.random(y.size) < 0.3] = 0.0
+    src, dst = (a.ravel().astype(np.int32) for a in np.meshgrid(range(n), range(n), indexing="ij"))
+    d = nx.DiGraph()
+    for a, (u, v) in enumerate(zip(t.arc_src.tolist(), t.arc_dst.tolist())):
+        d.add_edge(u, v, w=float(y[a]))
+    ref = np.array([nx.shortest_path_length(d, s, u, weight="w") for s, u in zip(src, dst)])
+    assert np.array_equal(P.path_price_bounds(t, y, src, dst), ref)
+    limit = float(np.median(ref))
+    cut = P.path_price_bounds(t, y, src, dst, limit)
+    assert np.array_equal(cut, np.where(ref < limit, ref, np.inf))
+    for k in (1, 2, 4):
+        values, _, _ = P.best_sr_paths(t, P.segment_costs(t, y), src, dst, k)
+        assert np.all(ref <= values + 1e-12)

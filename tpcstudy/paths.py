@@ -22,6 +22,7 @@ then arc id, so results never depend on hash order.
 from __future__ import annotations
 
 import dataclasses
+import math
 import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -38,7 +39,7 @@ __all__ = [
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
-    "sps_second_segments",
+    "sps_second_segments", "path_price_bounds",
 ]
 
 #: Defaults of the exported path sets (the TPC path tables and the disjoint study's failure
@@ -578,3 +579,20 @@ def sps_second_segments(topo: Topology, sources: np.ndarray, targets: np.ndarray
     s, t = _pairs(topo, sources, targets)
     kk = segment_limit(kmax, "kmax")
     return np.asarray(_core.sps_second_segments(topo.graph, _routing(topo), s, t, kk, int(threads)))
+
+
+def path_price_bounds(topo: Topology, prices: np.ndarray, sources: np.ndarray,
+                      targets: np.ndarray, limit: float = math.inf) -> np.ndarray:
+    """The price of each pair's cheapest path under arc ``prices``, when below ``limit``.
+
+    A lower bound on every sr-path's price (:func:`segment_costs`: a segment's price is the
+    mean over its ECMP paths, none cheaper than the cheapest path), so column generation skips
+    the segment DP for pairs whose bound already reaches the entering threshold. float64 per
+    pair; ``inf`` at or above ``limit`` (the search stops there) or when unreachable.
+    """
+    y = np.ascontiguousarray(prices, dtype=np.float64)
+    if y.shape != (2 * topo.num_links,):
+        raise UsageError(f"prices must have shape ({2 * topo.num_links},) (one per arc), "
+                         f"got {y.shape}")
+    s, t = _pairs(topo, sources, targets)
+    return np.asarray(_core.path_price_bounds(topo.graph, y, s, t, float(limit)))

@@ -391,6 +391,83 @@ inline bool improves(double cand, double cur) {
 }
 }  // namespace
 
+std::vector<double> path_price_bounds(const Graph& g, const double* price,
+                                      const std::vector<int32_t>& sources,
+                                      const std::vector<int32_t>& targets, double limit) {
+    if (sources.size() != targets.size())
+        throw std::invalid_argument("sources and targets differ in length");
+    const size_t p = sources.size();
+    for (size_t i = 0; i < p; ++i) {
+        check_node(g, sources[i], "source");
+        check_node(g, targets[i], "target");
+    }
+    for (int32_t a = 0; a < g.num_arcs(); ++a)
+        if (!(price[a] >= 0.0)) throw std::invalid_argument("prices must be >= 0");
+    std::vector<size_t> idx(p);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t a, size_t b) { return sources[a] < sources[b]; });
+    std::vector<size_t> groups;
+    for (size_t q = 0; q < p;) {
+        groups.push_back(q);
+        const int32_t s = sources[idx[q]];
+        while (q < p && sources[idx[q]] == s) ++q;
+    }
+    groups.push_back(p);
+    const size_t ng = groups.size() - 1;
+    std::vector<double> out(p, kInf);
+    std::atomic<size_t> next{0};
+    auto work = [&]() {
+        std::vector<double> d(g.n, kInf);
+        std::vector<int32_t> touched;
+        using Item = std::pair<double, int32_t>;
+        std::vector<Item> heap;
+        for (;;) {
+            const size_t gi = next.fetch_add(1);
+            if (gi >= ng) break;
+            for (int32_t u : touched) d[u] = kInf;
+            touched.clear();
+            heap.clear();
+            const int32_t s = sources[idx[groups[gi]]];
+            d[s] = 0.0;
+            touched.push_back(s);
+            heap.push_back({0.0, s});
+            while (!heap.empty()) {  // stops at the limit: farther nodes keep kInf
+                std::pop_heap(heap.begin(), heap.end(), std::greater<Item>());
+                auto [du, u] = heap.back();
+                heap.pop_back();
+                if (du > d[u]) continue;
+                if (du >= limit) break;
+                for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i) {
+                    const int32_t a = g.out_arcs[i];
+                    const int32_t v = g.dst[a];
+                    const double nd = du + price[a];
+                    if (nd < d[v]) {
+                        if (d[v] == kInf) touched.push_back(v);
+                        d[v] = nd;
+                        heap.push_back({nd, v});
+                        std::push_heap(heap.begin(), heap.end(), std::greater<Item>());
+                    }
+                }
+            }
+            for (size_t q = groups[gi]; q < groups[gi + 1]; ++q) {
+                const double v = d[targets[idx[q]]];
+                out[idx[q]] = v < limit ? v : kInf;
+            }
+        }
+    };
+    int32_t nt = static_cast<int32_t>(std::thread::hardware_concurrency());
+    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(ng / 8)));
+    if (nt == 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (int32_t i = 0; i < nt; ++i) pool.emplace_back(work);
+        for (auto& th : pool) th.join();
+    }
+    return out;
+}
+
 // best[q][t] = min_w prev[q][w] + cost[w][t] for nb rows q (min over nothing: inf), tiled so a
 // tile of cost rows is reused by every row q while it is in cache. x86-64 with GCC gets an AVX2
 // copy chosen at run time (the loop is plain C++; the values are the same: min is exact).

@@ -119,6 +119,14 @@ struct SrPaths {
     std::vector<int64_t> offsets;      // waypoints of pair i: [offsets[i], offsets[i + 1])
     std::vector<int32_t> waypoints;
 };
+// The cheapest path of each pair under arc prices (>= 0), when below limit (else infinity):
+// no sr-path of the pair costs less, since a segment's price is the mean over its ECMP paths'
+// prices, none below the cheapest. Column generation skips the pairs at or above the
+// threshold of a useful column.
+std::vector<double> path_price_bounds(const Graph& g, const double* price,
+                                      const std::vector<int32_t>& sources,
+                                      const std::vector<int32_t>& targets, double limit);
+
 SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>& sources,
                       const std::vector<int32_t>& targets, int32_t k);
 
