@@ -7,7 +7,10 @@ Times, on the same machine in one run:
   vs a networkx greedy (Dijkstra, remove the path's links, repeat), for all ordered edge-router
   pairs and all ordered router pairs;
 - ECMP ratios of all ordered router pairs: tpcstudy ``segment_ratios`` vs a networkx-based
-  computation (one Dijkstra per target, then the per-hop even split for every source).
+  computation (one Dijkstra per target, then the per-hop even split for every source);
+- with ``--single N``: N single-pair calls of the named API (``edge_disjoint_paths``,
+  ``shortest_paths``, ``ecmp_ratios`` against networkx; ``sr_path`` k = 4 against the batch
+  core's time per pair).
 
 When a pair set has more than ``--nx-max-pairs`` pairs, networkx runs on a random sample of
 ``--sample`` pairs (ECMP: ``--ecmp-targets`` random targets with all their sources) and its time is
@@ -15,6 +18,7 @@ extrapolated linearly; the output says so. The counts/ratios of both sides are c
 pairs networkx ran.
 
 Usage: python scripts/bench_paths.py [--zoo DIR] [--topos Cogentco Kdl] [--threads 0]
+       [--single 2000] [--single-only]
 """
 
 from __future__ import annotations
@@ -96,6 +100,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--single", type=int, default=2000,
                     help="single-pair calls of the named API per topology (0: skip)")
+    ap.add_argument("--single-only", action="store_true",
+                    help="time only the single-pair calls (skip the batch comparisons)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
 
@@ -111,6 +117,9 @@ def main() -> None:
         sets = {"edge": [(s, t) for s in edge for t in edge if s != t],
                 "all": [(s, t) for s in range(n) for t in range(n) if s != t]}
         print(f"# {topo!r}: {len(edge)} edge routers")
+        if args.single_only:
+            single_calls(topo, g, args.single, rng)
+            continue
         for pname, pairs in sets.items():
             src = np.array([p[0] for p in pairs], np.int32)
             dst = np.array([p[1] for p in pairs], np.int32)
@@ -178,15 +187,36 @@ def main() -> None:
 
 def single_calls(topo: "tpcstudy.Topology", g: "nx.Graph", calls: int, rng: random.Random) -> None:
     """The named single-pair API, one call per pair (what a notebook does), against networkx's
-    one call per pair, on the same random router pairs (names in, node lists out)."""
+    one call per pair, on the same random router pairs (names in, node lists out); ``sr_path``,
+    which networkx has no counterpart for, against the batch core's time per pair for the same
+    pairs in one call (what a single call could at best cost)."""
     names = topo.names
     pairs = [tuple(rng.sample(range(topo.num_nodes), 2)) for _ in range(calls)]
     named = [(names[s], names[t]) for s, t in pairs]
-    for label, ours_fn, ref_fn in (
+    tpcstudy.sr_path(topo, named[0][0], named[0][1], 4)  # the routing tables, built once
+    src = np.array([p[0] for p in pairs], np.int32)
+    dst = np.array([p[1] for p in pairs], np.int32)
+    unit = P.segment_costs(topo, np.ones(2 * topo.num_links))
+    for label, ours_fn, ref_fn, ref_name in (
             ("edge_disjoint_paths", lambda s, t: tpcstudy.edge_disjoint_paths(topo, s, t),
-             lambda s, t: list(nx.edge_disjoint_paths(g, s, t))),
+             lambda s, t: list(nx.edge_disjoint_paths(g, s, t)), "networkx"),
             ("shortest_paths", lambda s, t: tpcstudy.shortest_paths(topo, s, t),
-             lambda s, t: list(nx.all_shortest_paths(g, s, t, weight="weight")))):
+             lambda s, t: list(nx.all_shortest_paths(g, s, t, weight="weight")), "networkx"),
+            ("ecmp_ratios", lambda s, t: tpcstudy.ecmp_ratios(topo, s, t),
+             lambda s, t: nx_ratios_to(g, t, [s]), "networkx"),
+            ("sr_path k=4", lambda s, t: tpcstudy.sr_path(topo, s, t, 4), None, "batch core")):
+        if ref_fn is None:  # one batch call for every pair, per pair
+            t0 = time.perf_counter()
+            P.best_sr_paths(topo, unit, src, dst, 4)
+            theirs, nref = (time.perf_counter() - t0) / calls, calls
+            t0 = time.perf_counter()
+            for s, t in named:
+                ours_fn(s, t)
+            ours = (time.perf_counter() - t0) / calls
+            print(f"{topo.name:9s} single  {label:20s} {calls:>6d} calls: {ours * 1e6:8.1f} us/call, "
+                  f"{ref_name} {theirs * 1e6:8.1f} us/pair ({nref} pairs): "
+                  f"{ours / theirs:6.1f}x the batch", flush=True)
+            continue
         t0 = time.perf_counter()
         for s, t in named:
             ours_fn(s, t)
@@ -197,7 +227,7 @@ def single_calls(topo: "tpcstudy.Topology", g: "nx.Graph", calls: int, rng: rand
             ref_fn(s, t)
         theirs = (time.perf_counter() - t0) / len(sample)
         print(f"{topo.name:9s} single  {label:20s} {calls:>6d} calls: {ours * 1e6:8.1f} us/call, "
-              f"networkx {theirs * 1e6:8.1f} us/call ({len(sample)} calls): "
+              f"{ref_name} {theirs * 1e6:8.1f} us/call ({len(sample)} calls): "
               f"{theirs / ours:6.0f}x", flush=True)
 
 

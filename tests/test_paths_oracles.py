@@ -111,6 +111,31 @@ def test_distances_paths_and_dag_vs_networkx(seed):
         assert P.dag_arcs(t, s, d).tolist() == sorted(arcs)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_single_pair_search_stops_early_with_the_same_dag(seed):
+    """shortest_paths, dag_arcs and ecmp_ratios stop their search once the source is settled;
+    with float weights whose sums tie only within rounding (0.1 + 0.2 vs 0.3), each pair's DAG
+    and fractions equal those of segment_ratios, which searches the whole graph, and the paths
+    are exactly the DAG's."""
+    rng = random.Random(seed)
+    g = random_graph(500 + seed, 16, 18)
+    for u, v in g.edges:
+        g[u][v]["weight"] = rng.choice([0.1, 0.2, 0.3, 0.4, 0.7])
+    t = topo_of(g)
+    n = t.num_nodes
+    src, dst = (a.ravel().astype(np.int32) for a in np.meshgrid(range(n), range(n), indexing="ij"))
+    off, arcs, fr = P.segment_ratios(t, src, dst)
+    for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        batch = dict(zip(arcs[off[i]:off[i + 1]].tolist(), fr[off[i]:off[i + 1]].tolist()))
+        single = {t.arc_of(int(a), int(b)): f for (a, b), f in P.ecmp_ratios(t, s, d).items()}
+        assert single == batch
+        assert P.dag_arcs(t, s, d).tolist() == sorted(batch)
+        if s != d:
+            on_paths = {t.arc_of(a, b) for p in P.shortest_paths(t, s, d)
+                        for a, b in zip(p[:-1], p[1:])}
+            assert on_paths == set(batch)
+
+
 def test_unreachable_distances_are_inf():
     g = random_graph(3, 10, 3, connected=False)
     t = topo_of(g)
@@ -330,6 +355,27 @@ def test_zoo_max_matches_networkx(name, zoo_installed):
         assert mx.counts[i] == nx.algorithms.connectivity.local_edge_connectivity(g, s, d)
         check_disjoint(g, mx.paths(i), s, d)
     assert np.all(gr <= mx.counts) and np.all(sps <= mx.counts) and np.all(sps >= 1)
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_best_sr_paths_one_pair_equals_the_batch(k):
+    """A call with few pairs reads the last layer's cost column strided instead of transposing
+    the matrix: each pair alone gives the batch's value and waypoints exactly; sr_path's cached
+    unit-price costs give what explicit unit prices give."""
+    g = random_graph(950 + k, 40, 30, max_weight=3)
+    t = topo_of(g)
+    n = t.num_nodes
+    rng = np.random.default_rng(k)
+    y = np.round(rng.random(2 * t.num_links) * 4) / 4
+    c = P.segment_costs(t, y)
+    src, dst = (a.ravel().astype(np.int32) for a in np.meshgrid(range(n), range(n), indexing="ij"))
+    values, off, wps = P.best_sr_paths(t, c, src, dst, k)
+    ones = np.ones(2 * t.num_links)
+    for i in rng.choice(src.size, 200, replace=False).tolist():
+        s, d = int(src[i]), int(dst[i])
+        v1, o1, w1 = P.best_sr_paths(t, c, np.array([s], np.int32), np.array([d], np.int32), k)
+        assert v1[0] == values[i] and w1.tolist() == wps[off[i]:off[i + 1]].tolist()
+        assert P.sr_path(t, s, d, k) == P.sr_path(t, s, d, k, prices=ones)
 
 
 @pytest.mark.parametrize("seed,k", [(0, 3), (1, 4), (2, 5)])

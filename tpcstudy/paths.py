@@ -81,6 +81,22 @@ def _routing(topo: Topology) -> "_core.Routing":
     return table
 
 
+# Segment costs under unit arc prices per topology (what sr_path prices by default), built on
+# first use and read-only: single sr_path calls then cost one source's DP, not n Dijkstra passes.
+_UNIT_COSTS: "weakref.WeakKeyDictionary[Topology, Tuple[Any, np.ndarray]]" = weakref.WeakKeyDictionary()
+
+
+def _unit_segment_costs(topo: Topology) -> np.ndarray:
+    graph = topo.graph
+    hit = _UNIT_COSTS.get(topo)
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    costs = segment_costs(topo, np.ones(2 * topo.num_links))
+    costs.flags.writeable = False
+    _UNIT_COSTS[topo] = (graph, costs)
+    return costs
+
+
 def _ids(topo: Topology, values: Any, what: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -526,10 +542,12 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
         Ties prefer fewer segments, then the smallest waypoint ids (see :func:`best_sr_paths`).
     """
     s, t = _node(topo, source), _node(topo, target)
-    y = np.ones(2 * topo.num_links) if prices is None else prices
-    costs = segment_costs(topo, y)
-    values, _, wps = best_sr_paths(topo, costs, np.array([s], np.int32),
-                                   np.array([t], np.int32), k)
+    if int(k) < 1:
+        raise UsageError(f"segment limit k = {k!r} must be at least 1")
+    costs = _unit_segment_costs(topo) if prices is None else segment_costs(topo, prices)
+    values, _, wps = _core.best_sr_paths(costs, np.array([s], np.int32), np.array([t], np.int32),
+                                         int(k))
+    wps = np.asarray(wps)
     names = topo.names
     return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))
 

@@ -585,7 +585,7 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
     }
     size_t p = sources.size();
     std::vector<std::vector<PathOut>> per(p);
-    int32_t nt = threads > 0 ? threads : static_cast<int32_t>(std::thread::hardware_concurrency());
+    int32_t nt = threads > 0 ? threads : hardware_threads();
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
     // Hand out pairs grouped by target, so per-target work (greedy's first search) is shared.
     std::vector<size_t> order(p);
@@ -644,7 +644,7 @@ std::vector<int32_t> sps_second_segments(const Graph& g, const Routing& routing,
     if (kmax < 1) throw std::invalid_argument("segment limit k = " + std::to_string(kmax) + " < 1");
     const size_t p = sources.size();
     std::vector<int32_t> out(p, 0);
-    int32_t nt = threads > 0 ? threads : static_cast<int32_t>(std::thread::hardware_concurrency());
+    int32_t nt = threads > 0 ? threads : hardware_threads();
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
     std::atomic<size_t> next{0};
     auto work = [&]() {

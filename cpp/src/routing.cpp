@@ -22,8 +22,13 @@ void check_node(const Graph& g, int32_t u, const char* what) {
                                 " nodes)");
 }
 
+// With stop >= 0 the search ends when `stop` is settled: every node closer is settled then,
+// which is all the DAG between root and `stop` reads (its next hops are strictly closer than
+// the node they leave, which is at most as far as `stop`); the others keep a tentative
+// distance no smaller than `stop`'s, or kInf, so no next-hop test takes them.
 template <bool Forward>
-std::vector<double> dijkstra(const Graph& g, int32_t root, const uint8_t* alive) {
+std::vector<double> dijkstra(const Graph& g, int32_t root, const uint8_t* alive,
+                             int32_t stop = -1) {
     std::vector<double> d(g.n, kInf);
     using Item = std::pair<double, int32_t>;
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
@@ -36,6 +41,7 @@ std::vector<double> dijkstra(const Graph& g, int32_t root, const uint8_t* alive)
         auto [du, u] = pq.top();
         pq.pop();
         if (du > d[u]) continue;
+        if (u == stop) break;
         for (int32_t i = off[u]; i < off[u + 1]; ++i) {
             int32_t a = arcs[i];
             if (alive && !alive[a]) continue;
@@ -121,7 +127,8 @@ std::vector<double> distances_to(const Graph& g, int32_t target, const uint8_t* 
 
 std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
     check_node(g, s, "source");
-    std::vector<double> dt = distances_to(g, t);
+    check_node(g, t, "target");
+    std::vector<double> dt = dijkstra<false>(g, t, nullptr, s);
     std::vector<int32_t> out;
     if (s == t || !(dt[s] < kInf)) return out;
     std::vector<uint8_t> seen(g.n, 0);
@@ -147,7 +154,8 @@ std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
 
 Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit) {
     check_node(g, s, "source");
-    std::vector<double> dt = distances_to(g, t);
+    check_node(g, t, "target");
+    std::vector<double> dt = dijkstra<false>(g, t, nullptr, s);
     Csr<int32_t> out;
     if (!(dt[s] < kInf) || limit <= 0) return out;
     if (s == t) {
@@ -200,7 +208,8 @@ Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit)
 void ecmp_ratios(const Graph& g, int32_t s, int32_t t, std::vector<int32_t>& arcs,
                  std::vector<double>& fractions) {
     check_node(g, s, "source");
-    std::vector<double> dt = distances_to(g, t);
+    check_node(g, t, "target");
+    std::vector<double> dt = dijkstra<false>(g, t, nullptr, s);
     Propagator prop(g);
     std::vector<std::pair<int32_t, double>> out;
     prop.run(dt.data(), s, t, out);
@@ -456,7 +465,7 @@ std::vector<double> path_price_bounds(const Graph& g, const double* price,
             }
         }
     };
-    int32_t nt = static_cast<int32_t>(std::thread::hardware_concurrency());
+    int32_t nt = hardware_threads();
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(ng / 8)));
     if (nt == 1) {
         work();
@@ -529,9 +538,13 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     // takes, as the smallest w whose candidate equals the layer's minimum: the same w the
     // scan "first strictly smaller, in increasing w" picks, so the ties stay as documented.
     // Layer j improved at t exactly when D_j(s, t) < D_{j-1}(s, t) (improves() is strict).
-    std::vector<double> costT(nz * nz);  // costT[t * n + w] = cost[w * n + t]: the last layer
-    for (size_t w = 0; w < nz; ++w)      // reads one row per target, contiguous
-        for (size_t t = 0; t < nz; ++t) costT[t * nz + w] = cost[w * nz + t];
+    // costT[t * n + w] = cost[w * n + t]: the last layer reads one row per target, contiguous.
+    // The transpose costs n^2; a few pairs (a single sr_path call) read the column strided.
+    const bool transpose = k > 1 && p * 4 >= nz;
+    std::vector<double> costT(transpose ? nz * nz : 0);
+    if (transpose)
+        for (size_t w = 0; w < nz; ++w)
+            for (size_t t = 0; t < nz; ++t) costT[t * nz + w] = cost[w * nz + t];
     // Sources are taken kSourceBlock at a time: the full layers of a block are one (min, +)
     // product of its rows with the cost matrix (minplus_block), which reads each cost row once
     // per block instead of once per source; a min is exact, so the values are the same.
@@ -574,11 +587,18 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
                         double* cur = &D[(q * k + j) * nz];
                         for (size_t pq = g; pq < g_end; ++pq) {
                             const size_t t = static_cast<size_t>(targets[idx[pq]]);
-                            const double* col = &costT[t * nz];
                             double bt = kInf;
-                            for (size_t w = 0; w < nz; ++w) {  // w = s gives D_1(s, t): no gain
-                                const double c = prev[w] + col[w];
-                                bt = c < bt ? c : bt;
+                            if (transpose) {
+                                const double* col = &costT[t * nz];
+                                for (size_t w = 0; w < nz; ++w) {  // w = s: D_1(s, t), no gain
+                                    const double c = prev[w] + col[w];
+                                    bt = c < bt ? c : bt;
+                                }
+                            } else {
+                                for (size_t w = 0; w < nz; ++w) {
+                                    const double c = prev[w] + cost[w * nz + t];
+                                    bt = c < bt ? c : bt;
+                                }
                             }
                             cur[t] = improves(bt, prev[t]) ? bt : prev[t];
                         }
@@ -613,7 +633,7 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
         }
     };
     // Threads: at most the hardware's, and only when there are enough sources to share.
-    int32_t nt = static_cast<int32_t>(std::thread::hardware_concurrency());
+    int32_t nt = hardware_threads();
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(nblocks)));
     std::atomic<size_t> next{0};
     if (nt == 1) {

@@ -11,13 +11,22 @@
 // hash order or on anything but the graph's numbering.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "tpcstudy/graph.hpp"
 
 namespace tpc {
+
+// The machine's hardware threads, read once: std::thread::hardware_concurrency reads sysfs on
+// glibc, microseconds per call, which single-pair calls would pay every time.
+inline int32_t hardware_threads() {
+    static const int32_t n = std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
+    return n;
+}
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
