@@ -538,13 +538,20 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     // takes, as the smallest w whose candidate equals the layer's minimum: the same w the
     // scan "first strictly smaller, in increasing w" picks, so the ties stay as documented.
     // Layer j improved at t exactly when D_j(s, t) < D_{j-1}(s, t) (improves() is strict).
-    // costT[t * n + w] = cost[w * n + t]: the last layer reads one row per target, contiguous.
-    // The transpose costs n^2; a few pairs (a single sr_path call) read the column strided.
-    const bool transpose = k > 1 && p * 4 >= nz;
-    std::vector<double> costT(transpose ? nz * nz : 0);
-    if (transpose)
-        for (size_t w = 0; w < nz; ++w)
-            for (size_t t = 0; t < nz; ++t) costT[t * nz + w] = cost[w * nz + t];
+    // The last layer reads, per target t, the column cost[., t]: transposed once into
+    // costT[col[t] * n + w] = cost[w * n + t], contiguous, for the distinct targets only (a
+    // single sr_path call transposes one column, not the whole matrix).
+    std::vector<int32_t> col(k > 1 ? nz : 0, -1), distinct;
+    if (k > 1)
+        for (size_t i = 0; i < p; ++i)
+            if (col[targets[i]] < 0) {
+                col[targets[i]] = static_cast<int32_t>(distinct.size());
+                distinct.push_back(targets[i]);
+            }
+    std::vector<double> costT(distinct.size() * nz);
+    for (size_t w = 0; w < nz; ++w)
+        for (size_t c = 0; c < distinct.size(); ++c)
+            costT[c * nz + w] = cost[w * nz + static_cast<size_t>(distinct[c])];
     // Sources are taken kSourceBlock at a time: the full layers of a block are one (min, +)
     // product of its rows with the cost matrix (minplus_block), which reads each cost row once
     // per block instead of once per source; a min is exact, so the values are the same.
@@ -587,18 +594,11 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
                         double* cur = &D[(q * k + j) * nz];
                         for (size_t pq = g; pq < g_end; ++pq) {
                             const size_t t = static_cast<size_t>(targets[idx[pq]]);
+                            const double* ct = &costT[static_cast<size_t>(col[t]) * nz];
                             double bt = kInf;
-                            if (transpose) {
-                                const double* col = &costT[t * nz];
-                                for (size_t w = 0; w < nz; ++w) {  // w = s: D_1(s, t), no gain
-                                    const double c = prev[w] + col[w];
-                                    bt = c < bt ? c : bt;
-                                }
-                            } else {
-                                for (size_t w = 0; w < nz; ++w) {
-                                    const double c = prev[w] + cost[w * nz + t];
-                                    bt = c < bt ? c : bt;
-                                }
+                            for (size_t w = 0; w < nz; ++w) {  // w = s gives D_1(s, t): no gain
+                                const double c = prev[w] + ct[w];
+                                bt = c < bt ? c : bt;
                             }
                             cur[t] = improves(bt, prev[t]) ? bt : prev[t];
                         }
