@@ -610,13 +610,7 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
             if (!failed.exchange(true)) error = std::current_exception();
         }
     };
-    if (nt == 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        for (int32_t i = 0; i < nt; ++i) pool.emplace_back(work);
-        for (auto& th : pool) th.join();
-    }
+    run_threads(nt, work);
     if (error) std::rethrow_exception(error);
     DisjointPaths r;
     for (size_t i = 0; i < p; ++i) {
@@ -656,13 +650,7 @@ std::vector<int32_t> sps_second_segments(const Graph& g, const Routing& routing,
                 out[i] = w.second_segments(sources[i], targets[i], kmax);
         }
     };
-    if (nt == 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        for (int32_t i = 0; i < nt; ++i) pool.emplace_back(work);
-        for (auto& th : pool) th.join();
-    }
+    run_threads(nt, work);
     return out;
 }
 

@@ -467,13 +467,7 @@ std::vector<double> path_price_bounds(const Graph& g, const double* price,
     };
     int32_t nt = hardware_threads();
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(ng / 8)));
-    if (nt == 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        for (int32_t i = 0; i < nt; ++i) pool.emplace_back(work);
-        for (auto& th : pool) th.join();
-    }
+    run_threads(nt, work);
     return out;
 }
 
@@ -636,13 +630,8 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     int32_t nt = hardware_threads();
     nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(nblocks)));
     std::atomic<size_t> next{0};
-    if (nt == 1) {
-        run_groups(next);
-    } else {
-        std::vector<std::thread> pool;
-        for (int32_t i = 0; i < nt; ++i) pool.emplace_back([&]() { run_groups(next); });
-        for (auto& th : pool) th.join();
-    }
+    auto work = [&]() { run_groups(next); };
+    run_threads(nt, work);
     r.offsets.assign(p + 1, 0);
     for (size_t i = 0; i < p; ++i) {
         r.offsets[i + 1] = r.offsets[i] + wps[i].size();

@@ -28,6 +28,18 @@ inline int32_t hardware_threads() {
     return n;
 }
 
+// Run work() on nt threads and wait for them (inline, on the caller's thread, when nt <= 1).
+template <class Work>
+void run_threads(int32_t nt, Work& work) {
+    if (nt <= 1) {
+        work();
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (int32_t i = 0; i < nt; ++i) pool.emplace_back([&work]() { work(); });
+    for (auto& th : pool) th.join();
+}
+
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A list of lists: list i is items[offsets[i] .. offsets[i + 1]).
