@@ -109,10 +109,12 @@ def test_real_mptcp_on_the_dumbbell(tmp_path) -> None:
     for r in rows:
         assert 0.5 < float(r["measured"]) <= 2.0 and 0.0 < float(r["jain"]) <= 1.0
     # 2 hosts x 4 subflows over 2 paths: when the hash put subflows on both paths (all 8 on one
-    # has probability 2 / 2**8), both carry traffic
+    # has probability 2 / 2**8), both carry traffic and the goodput is more than one path can
+    # carry (K = 1 on one path measures ~0.93). Typically 1.7-1.9 (6 runs on this VM); a subflow
+    # in loss recovery during the 3 s window can leave its path a quarter busy (CI saw 1.20).
     use = [float(x) for x in by_k[4]["path_use"].split()]
     if min(use) > 0.2:
-        assert float(by_k[4]["measured"]) > 1.3, rows
+        assert float(by_k[4]["measured"]) > 1.05, rows
     else:
         assert max(use) > 0.8, rows
     res = load_results(tmp_path / "db")
