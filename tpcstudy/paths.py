@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -71,30 +71,39 @@ _CHUNK = 8192
 _ROUTING: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
-def _routing(topo: Topology) -> "_core.Routing":
-    graph = topo.graph
-    hit = _ROUTING.get(topo)
-    if hit is not None and hit[0] is graph:
-        return hit[1]
-    table = _core.Routing(graph)
-    _ROUTING[topo] = (graph, table)
-    return table
-
-
 # Segment costs under unit arc prices per topology (what sr_path prices by default), built on
 # first use and read-only: single sr_path calls then cost one source's DP, not n Dijkstra passes.
-_UNIT_COSTS: "weakref.WeakKeyDictionary[Topology, Tuple[Any, np.ndarray]]" = weakref.WeakKeyDictionary()
+_UNIT_COSTS: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _per_topology(cache: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]", topo: Topology,
+                  build: Callable[[], Any]) -> Any:
+    """``build()`` once per topology, kept while the topology lives and its graph is the same."""
+    graph = topo.graph
+    hit = cache.get(topo)
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    value = build()
+    cache[topo] = (graph, value)
+    return value
+
+
+def _routing(topo: Topology) -> "_core.Routing":
+    return _per_topology(_ROUTING, topo, lambda: _core.Routing(topo.graph))
 
 
 def _unit_segment_costs(topo: Topology) -> np.ndarray:
-    graph = topo.graph
-    hit = _UNIT_COSTS.get(topo)
-    if hit is not None and hit[0] is graph:
-        return hit[1]
-    costs = segment_costs(topo, np.ones(2 * topo.num_links))
-    costs.flags.writeable = False
-    _UNIT_COSTS[topo] = (graph, costs)
-    return costs
+    def build() -> np.ndarray:
+        costs = segment_costs(topo, np.ones(2 * topo.num_links))
+        costs.flags.writeable = False
+        return costs
+    return _per_topology(_UNIT_COSTS, topo, build)
+
+
+def _sr_limit(k: Any) -> int:
+    if int(k) < 1:
+        raise UsageError(f"segment limit k = {k!r} must be at least 1")
+    return int(k)
 
 
 def _ids(topo: Topology, values: Any, what: str) -> np.ndarray:
@@ -283,10 +292,9 @@ def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, target
     c = np.ascontiguousarray(costs, dtype=np.float64)
     if c.shape != (n, n):
         raise UsageError(f"costs must have shape ({n}, {n}), got {c.shape}")
-    if int(k) < 1:
-        raise UsageError(f"segment limit k = {k!r} must be at least 1")
+    kk = _sr_limit(k)
     s, t = _pairs(topo, sources, targets)
-    values, offsets, waypoints = _core.best_sr_paths(c, s, t, int(k))
+    values, offsets, waypoints = _core.best_sr_paths(c, s, t, kk)
     return np.asarray(values), np.asarray(offsets), np.asarray(waypoints)
 
 
@@ -542,11 +550,10 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
         Ties prefer fewer segments, then the smallest waypoint ids (see :func:`best_sr_paths`).
     """
     s, t = _node(topo, source), _node(topo, target)
-    if int(k) < 1:
-        raise UsageError(f"segment limit k = {k!r} must be at least 1")
+    kk = _sr_limit(k)
     costs = _unit_segment_costs(topo) if prices is None else segment_costs(topo, prices)
     values, _, wps = _core.best_sr_paths(costs, np.array([s], np.int32), np.array([t], np.int32),
-                                         int(k))
+                                         kk)
     wps = np.asarray(wps)
     names = topo.names
     return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))

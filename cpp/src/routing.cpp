@@ -125,10 +125,16 @@ std::vector<double> distances_to(const Graph& g, int32_t target, const uint8_t* 
     return dijkstra<false>(g, target, alive);
 }
 
-std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
+// Distances to t for one pair's DAG: exact for every node closer than s (the search stops
+// when s is settled), which is all the DAG from s reads.
+static std::vector<double> distances_for_pair(const Graph& g, int32_t s, int32_t t) {
     check_node(g, s, "source");
     check_node(g, t, "target");
-    std::vector<double> dt = dijkstra<false>(g, t, nullptr, s);
+    return dijkstra<false>(g, t, nullptr, s);
+}
+
+std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
+    std::vector<double> dt = distances_for_pair(g, s, t);
     std::vector<int32_t> out;
     if (s == t || !(dt[s] < kInf)) return out;
     std::vector<uint8_t> seen(g.n, 0);
@@ -153,9 +159,7 @@ std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
 }
 
 Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit) {
-    check_node(g, s, "source");
-    check_node(g, t, "target");
-    std::vector<double> dt = dijkstra<false>(g, t, nullptr, s);
+    std::vector<double> dt = distances_for_pair(g, s, t);
     Csr<int32_t> out;
     if (!(dt[s] < kInf) || limit <= 0) return out;
     if (s == t) {
@@ -207,9 +211,7 @@ Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit)
 
 void ecmp_ratios(const Graph& g, int32_t s, int32_t t, std::vector<int32_t>& arcs,
                  std::vector<double>& fractions) {
-    check_node(g, s, "source");
-    check_node(g, t, "target");
-    std::vector<double> dt = dijkstra<false>(g, t, nullptr, s);
+    std::vector<double> dt = distances_for_pair(g, s, t);
     Propagator prop(g);
     std::vector<std::pair<int32_t, double>> out;
     prop.run(dt.data(), s, t, out);
