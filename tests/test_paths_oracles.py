@@ -359,9 +359,9 @@ def test_zoo_max_matches_networkx(name, zoo_installed):
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_best_sr_paths_one_pair_equals_the_batch(k):
-    """A call with few pairs reads the last layer's cost column strided instead of transposing
-    the matrix: each pair alone gives the batch's value and waypoints exactly; sr_path's cached
-    unit-price costs give what explicit unit prices give."""
+    """A call transposes only its distinct targets' cost columns for the last layer (one for a
+    single pair, all of them for the batch): each pair alone gives the batch's value and
+    waypoints exactly; sr_path's cached unit-price costs give what explicit unit prices give."""
     g = random_graph(950 + k, 40, 30, max_weight=3)
     t = topo_of(g)
     n = t.num_nodes
