@@ -138,34 +138,39 @@ void bind_paths(nb::module_& m) {
              "prices"_a,
              "(cost, next): cheapest single shortest path of every pair by price, and its first arc.");
 
+    m.def("hardware_threads", &tpc::hardware_threads,
+          "CPUs this process may run on (its CPU affinity), the most threads any call uses.");
+
     m.def("path_price_bounds",
-          [](const tpc::Graph& g, F64In price, I32In sources, I32In targets, double limit) {
+          [](const tpc::Graph& g, F64In price, I32In sources, I32In targets, double limit,
+             int32_t threads) {
               if (price.shape(0) != static_cast<size_t>(g.num_arcs()))
                   throw nb::value_error("need one price per arc");
               auto s = vec(sources), t = vec(targets);
               std::vector<double> r;
               {
                   nb::gil_scoped_release release;
-                  r = tpc::path_price_bounds(g, price.data(), s, t, limit);
+                  r = tpc::path_price_bounds(g, price.data(), s, t, limit, threads);
               }
               return arr(std::move(r));
           },
-          "graph"_a, "prices"_a, "sources"_a, "targets"_a, "limit"_a,
+          "graph"_a, "prices"_a, "sources"_a, "targets"_a, "limit"_a, "threads"_a = 0,
           "Cheapest path price of each pair when below limit (else inf).");
 
     m.def("best_sr_paths",
-          [](F64In2 cost, I32In sources, I32In targets, int32_t k) {
+          [](F64In2 cost, I32In sources, I32In targets, int32_t k, int32_t threads) {
               if (cost.shape(0) != cost.shape(1)) throw nb::value_error("cost matrix is not square");
               auto s = vec(sources), t = vec(targets);
               tpc::SrPaths r;
               {
                   nb::gil_scoped_release release;
-                  r = tpc::best_sr_paths(static_cast<int32_t>(cost.shape(0)), cost.data(), s, t, k);
+                  r = tpc::best_sr_paths(static_cast<int32_t>(cost.shape(0)), cost.data(), s, t, k,
+                                         threads);
               }
               return nb::make_tuple(arr(std::move(r.values)), arr(std::move(r.offsets)),
                                     arr(std::move(r.waypoints)));
           },
-          "costs"_a, "sources"_a, "targets"_a, "k"_a,
+          "costs"_a, "sources"_a, "targets"_a, "k"_a, "threads"_a = 0,
           "Cheapest sr-path with at most k segments per pair: (values, offsets, waypoints).");
 
     m.def("disjoint_paths",

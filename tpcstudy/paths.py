@@ -13,6 +13,13 @@ objects. Two layers:
 This module is over 500 lines on purpose: it is the one Python face of the C++ path core, and
 each named function sits next to the array function it wraps.
 
+The batch functions run on several threads inside the core (the GIL released meanwhile):
+``threads=0`` takes the process's budget, :func:`default_threads` (every CPU the process may run
+on unless :func:`set_default_threads` says less: a study's worker processes get a share of the
+CPUs each, so a pool never runs more busy threads than there are CPUs); a positive ``threads``
+asks for that many. No call runs more threads than the CPUs of the process's affinity, and no
+result depends on the count.
+
 Arcs are numbered as in :class:`~tpcstudy.Topology`: arc ``2 i`` is link ``i`` forwards, ``2 i + 1``
 backwards. "Shortest" is by IGP weight with the equal-cost rule of docs/method.md §3 (integer
 weights exactly, real weights within a relative 1e-9). Ties are broken by the smallest node id,
@@ -39,7 +46,8 @@ __all__ = [
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
-    "sps_second_segments", "path_price_bounds",
+    "sps_second_segments", "path_price_bounds", "available_cpus", "default_threads",
+    "set_default_threads",
 ]
 
 #: Defaults of the exported path sets (the TPC path tables and the disjoint study's failure
@@ -66,6 +74,43 @@ DISJOINT_METHODS = {"max": 0, "greedy": 1, "sps": 2}
 #: Pairs per core call in batch functions: the GIL is released inside a chunk and Ctrl-C lands
 #: between chunks.
 _CHUNK = 8192
+
+# The thread budget of calls with threads=0 (0: every CPU the process may run on).
+_DEFAULT_THREADS = 0
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on: its CPU affinity (``taskset``, cgroup cpusets, a batch
+    scheduler's allocation), else all of the machine's; what the core counts, read now."""
+    return int(_core.hardware_threads())
+
+
+def default_threads() -> int:
+    """Core threads a batch call with ``threads=0`` may use: the budget set by
+    :func:`set_default_threads`, else :func:`available_cpus`."""
+    return _DEFAULT_THREADS or available_cpus()
+
+
+def set_default_threads(threads: int) -> int:
+    """Set the thread budget of calls with ``threads=0`` for this process (``0``: every CPU it
+    may run on); returns the previous setting. A worker process of a pool of ``N`` sets
+    ``max(1, cpus // N)`` (:mod:`tpcstudy.study.executors`)."""
+    global _DEFAULT_THREADS
+    previous, _DEFAULT_THREADS = _DEFAULT_THREADS, _thread_count(threads)
+    return previous
+
+
+def _thread_count(threads: Any) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+        raise UsageError(f"threads = {threads!r}: a thread count is an integer >= 0 (0: the "
+                         f"default budget)")
+    return int(threads)
+
+
+def _threads(threads: Any) -> int:
+    """The core's ``threads`` argument: ``threads``, or the process's budget when 0."""
+    return _thread_count(threads) or _DEFAULT_THREADS
+
 
 # Routing tables (all-pairs distances and next-hop DAGs) per topology, built on first use.
 _ROUTING: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
@@ -260,13 +305,14 @@ def dag_min_costs(topo: Topology, prices: np.ndarray) -> Tuple[np.ndarray, np.nd
 
 
 def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, targets: np.ndarray,
-                  k: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  k: int, *, threads: int = 0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cheapest sr-path with at most ``k`` segments for each pair (docs/method.md §3-4).
 
     DP over the number of segments: ``D_1(s, t) = costs[s, t]``,
-    ``D_j(s, t) = min(D_{j-1}(s, t), min_w D_{j-1}(s, w) + costs[w, t])``. Ties prefer fewer
-    segments (a longer path must be cheaper by more than a relative 1e-9), then the smallest
-    waypoint id. Each distinct source's DP row is computed once (``O(k n^2)``).
+    ``D_j(s, t) = min(D_{j-1}(s, t), min_{w != s} D_{j-1}(s, w) + costs[w, t])`` (the source
+    is never its own waypoint). Ties prefer fewer segments (a longer path must be cheaper by more
+    than a relative 1e-9), then the smallest waypoint id. Each distinct source's DP row is
+    computed once (``O(k n^2)``).
 
     Parameters
     ----------
@@ -278,6 +324,8 @@ def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, target
         Router ids of the pairs.
     k
         Segment limit (``k >= 1``; at most ``k - 1`` waypoints).
+    threads
+        Core threads (``0``: :func:`default_threads`); never more than the CPUs available.
 
     Returns
     -------
@@ -294,7 +342,7 @@ def best_sr_paths(topo: Topology, costs: np.ndarray, sources: np.ndarray, target
         raise UsageError(f"costs must have shape ({n}, {n}), got {c.shape}")
     kk = _sr_limit(k)
     s, t = _pairs(topo, sources, targets)
-    values, offsets, waypoints = _core.best_sr_paths(c, s, t, kk)
+    values, offsets, waypoints = _core.best_sr_paths(c, s, t, kk, _threads(threads))
     return np.asarray(values), np.asarray(offsets), np.asarray(waypoints)
 
 
@@ -410,7 +458,8 @@ def disjoint_paths_batch(topo: Topology, sources: np.ndarray, targets: np.ndarra
     k
         Segment limit, required for ``"sps"``.
     threads
-        Worker threads inside the core (``0``: all cores). The GIL is released meanwhile.
+        Core threads (``0``: :func:`default_threads`); never more than the CPUs available.
+        The GIL is released meanwhile.
 
     Returns
     -------
@@ -420,8 +469,8 @@ def disjoint_paths_batch(topo: Topology, sources: np.ndarray, targets: np.ndarra
     s, t = _pairs(topo, sources, targets)
     graph = topo.graph
     routing = _routing(topo) if method == "sps" else None
-    chunks = [_core.disjoint_paths(graph, routing, s[i:i + _CHUNK], t[i:i + _CHUNK], code, kk,
-                                   int(threads))
+    th = _threads(threads)
+    chunks = [_core.disjoint_paths(graph, routing, s[i:i + _CHUNK], t[i:i + _CHUNK], code, kk, th)
               for i in range(0, len(s), _CHUNK)]
     pair_off = [np.asarray(c[0]) for c in chunks]
     out: Dict[str, Any] = {}
@@ -553,7 +602,7 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
     kk = _sr_limit(k)
     costs = _unit_segment_costs(topo) if prices is None else segment_costs(topo, prices)
     values, _, wps = _core.best_sr_paths(costs, np.array([s], np.int32), np.array([t], np.int32),
-                                         kk)
+                                         kk, 1)
     wps = np.asarray(wps)
     names = topo.names
     return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))
@@ -600,24 +649,29 @@ def sps_second_segments(topo: Topology, sources: np.ndarray, targets: np.ndarray
     most ``kmax`` segments, -1 when the target is unreachable. Where the source or the target
     has degree <= 2 (at most two link-disjoint paths) the sps count at limit ``k <= kmax`` is
     therefore ``1 + (0 < j <= k)`` (0 for -1), one cheap search instead of a cost search per k.
+    ``threads``: core threads (``0``: :func:`default_threads`).
     """
     s, t = _pairs(topo, sources, targets)
     kk = segment_limit(kmax, "kmax")
-    return np.asarray(_core.sps_second_segments(topo.graph, _routing(topo), s, t, kk, int(threads)))
+    return np.asarray(_core.sps_second_segments(topo.graph, _routing(topo), s, t, kk,
+                                                _threads(threads)))
 
 
 def path_price_bounds(topo: Topology, prices: np.ndarray, sources: np.ndarray,
-                      targets: np.ndarray, limit: float = math.inf) -> np.ndarray:
+                      targets: np.ndarray, limit: float = math.inf, *,
+                      threads: int = 0) -> np.ndarray:
     """The price of each pair's cheapest path under arc ``prices``, when below ``limit``.
 
     A lower bound on every sr-path's price (:func:`segment_costs`: a segment's price is the
     mean over its ECMP paths, none cheaper than the cheapest path), so column generation skips
     the segment DP for pairs whose bound already reaches the entering threshold. float64 per
     pair; ``inf`` at or above ``limit`` (the search stops there) or when unreachable.
+    ``threads``: core threads (``0``: :func:`default_threads`).
     """
     y = np.ascontiguousarray(prices, dtype=np.float64)
     if y.shape != (2 * topo.num_links,):
         raise UsageError(f"prices must have shape ({2 * topo.num_links},) (one per arc), "
                          f"got {y.shape}")
     s, t = _pairs(topo, sources, targets)
-    return np.asarray(_core.path_price_bounds(topo.graph, y, s, t, float(limit)))
+    return np.asarray(_core.path_price_bounds(topo.graph, y, s, t, float(limit),
+                                              _threads(threads)))

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <string>
-#include <exception>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -585,33 +584,24 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
     }
     size_t p = sources.size();
     std::vector<std::vector<PathOut>> per(p);
-    int32_t nt = threads > 0 ? threads : hardware_threads();
-    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
     // Hand out pairs grouped by target, so per-target work (greedy's first search) is shared.
     std::vector<size_t> order(p);
     for (size_t i = 0; i < p; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return targets[a] < targets[b]; });
     std::atomic<size_t> next{0};
-    std::exception_ptr error;
-    std::atomic<bool> failed{false};
-    auto work = [&]() {
-        try {
-            Worker w(g, routing, std::max(k, 1));
-            for (;;) {
-                size_t start = next.fetch_add(64);
-                if (start >= p || failed) break;
-                for (size_t j = start; j < std::min(p, start + 64); ++j) {
-                    size_t i = order[j];
-                    per[i] = w.run(sources[i], targets[i], method);
-                }
+    auto work = [&](const std::atomic<bool>& failed) {
+        Worker w(g, routing, std::max(k, 1));
+        for (;;) {
+            size_t start = next.fetch_add(64);
+            if (start >= p || failed.load(std::memory_order_relaxed)) break;
+            for (size_t j = start; j < std::min(p, start + 64); ++j) {
+                size_t i = order[j];
+                per[i] = w.run(sources[i], targets[i], method);
             }
-        } catch (...) {
-            if (!failed.exchange(true)) error = std::current_exception();
         }
     };
-    run_threads(nt, work);
-    if (error) std::rethrow_exception(error);
+    run_threads(thread_count(threads, (p + 63) / 64), work);  // 64 pairs a chunk
     DisjointPaths r;
     for (size_t i = 0; i < p; ++i) {
         for (auto& q : per[i]) {
@@ -638,19 +628,17 @@ std::vector<int32_t> sps_second_segments(const Graph& g, const Routing& routing,
     if (kmax < 1) throw std::invalid_argument("segment limit k = " + std::to_string(kmax) + " < 1");
     const size_t p = sources.size();
     std::vector<int32_t> out(p, 0);
-    int32_t nt = threads > 0 ? threads : hardware_threads();
-    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>((p + 63) / 64)));
     std::atomic<size_t> next{0};
-    auto work = [&]() {
+    auto work = [&](const std::atomic<bool>& failed) {
         Worker w(g, &routing, kmax);
         for (;;) {
             const size_t start = next.fetch_add(64);
-            if (start >= p) break;
+            if (start >= p || failed.load(std::memory_order_relaxed)) break;
             for (size_t i = start; i < std::min(p, start + 64); ++i)
                 out[i] = w.second_segments(sources[i], targets[i], kmax);
         }
     };
-    run_threads(nt, work);
+    run_threads(thread_count(threads, (p + 63) / 64), work);  // 64 pairs a chunk
     return out;
 }
 

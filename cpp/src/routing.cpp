@@ -5,6 +5,7 @@
 #include <functional>
 #include <numeric>
 #include <queue>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -404,7 +405,8 @@ inline bool improves(double cand, double cur) {
 
 std::vector<double> path_price_bounds(const Graph& g, const double* price,
                                       const std::vector<int32_t>& sources,
-                                      const std::vector<int32_t>& targets, double limit) {
+                                      const std::vector<int32_t>& targets, double limit,
+                                      int32_t threads) {
     if (sources.size() != targets.size())
         throw std::invalid_argument("sources and targets differ in length");
     const size_t p = sources.size();
@@ -428,14 +430,14 @@ std::vector<double> path_price_bounds(const Graph& g, const double* price,
     const size_t ng = groups.size() - 1;
     std::vector<double> out(p, kInf);
     std::atomic<size_t> next{0};
-    auto work = [&]() {
+    auto work = [&](const std::atomic<bool>& failed) {
         std::vector<double> d(g.n, kInf);
         std::vector<int32_t> touched;
         using Item = std::pair<double, int32_t>;
         std::vector<Item> heap;
         for (;;) {
             const size_t gi = next.fetch_add(1);
-            if (gi >= ng) break;
+            if (gi >= ng || failed.load(std::memory_order_relaxed)) break;
             for (int32_t u : touched) d[u] = kInf;
             touched.clear();
             heap.clear();
@@ -467,9 +469,8 @@ std::vector<double> path_price_bounds(const Graph& g, const double* price,
             }
         }
     };
-    int32_t nt = hardware_threads();
-    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(ng / 8)));
-    run_threads(nt, work);
+    // One thread per 8 sources at most.
+    run_threads(thread_count(threads, ng / 8), work);
     return out;
 }
 
@@ -500,7 +501,7 @@ void minplus_block(const double* prev, size_t nb, const double* cost, size_t n, 
 }
 
 SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>& sources,
-                      const std::vector<int32_t>& targets, int32_t k) {
+                      const std::vector<int32_t>& targets, int32_t k, int32_t threads) {
     if (sources.size() != targets.size())
         throw std::invalid_argument("sources and targets differ in length");
     if (k < 1) throw std::invalid_argument("segment limit k = " + std::to_string(k) + " < 1");
@@ -553,12 +554,13 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
     // per block instead of once per source; a min is exact, so the values are the same.
     constexpr size_t kSourceBlock = 16;
     const size_t nblocks = (ng + kSourceBlock - 1) / kSourceBlock;
-    auto run_groups = [&](std::atomic<size_t>& next) {
+    std::atomic<size_t> next{0};
+    auto work = [&](const std::atomic<bool>& failed) {
         std::vector<double> D(kSourceBlock * static_cast<size_t>(k) * nz);  // [src][j-1][t]
         std::vector<double> prevs(kSourceBlock * nz), best(kSourceBlock * nz);
         for (;;) {
             const size_t bi = next.fetch_add(1);
-            if (bi >= nblocks) break;
+            if (bi >= nblocks || failed.load(std::memory_order_relaxed)) break;
             const size_t g0 = bi * kSourceBlock, g1 = std::min(ng, g0 + kSourceBlock);
             const size_t nb = g1 - g0;
             for (size_t q = 0; q < nb; ++q) {
@@ -586,16 +588,25 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
                 } else {
                     for (size_t q = 0; q < nb; ++q) {
                         const size_t g = groups[g0 + q], g_end = groups[g0 + q + 1];
+                        const size_t s = static_cast<size_t>(sources[idx[g]]);
                         const double* prev = &D[(q * k + j - 1) * nz];
                         double* cur = &D[(q * k + j) * nz];
-                        for (size_t pq = g; pq < g_end; ++pq) {
-                            const size_t t = static_cast<size_t>(targets[idx[pq]]);
-                            const double* ct = &costT[static_cast<size_t>(col[t]) * nz];
-                            double bt = kInf;
-                            for (size_t w = 0; w < nz; ++w) {  // w = s gives D_1(s, t): no gain
+                        // w = s is never a waypoint here either: the recovery below never
+                        // picks it, so the value must not come from it. With costs >= 0 it
+                        // changes nothing (D_{j-1}(s, s) = 0, so w = s gives D_1(s, t), no
+                        // gain); a negative cost could make it the only minimum, and the
+                        // recovery would then find no waypoint.
+                        auto min_over = [&](const double* ct, size_t w0, size_t w1, double bt) {
+                            for (size_t w = w0; w < w1; ++w) {
                                 const double c = prev[w] + ct[w];
                                 bt = c < bt ? c : bt;
                             }
+                            return bt;
+                        };
+                        for (size_t pq = g; pq < g_end; ++pq) {
+                            const size_t t = static_cast<size_t>(targets[idx[pq]]);
+                            const double* ct = &costT[static_cast<size_t>(col[t]) * nz];
+                            const double bt = min_over(ct, s + 1, nz, min_over(ct, 0, s, kInf));
                             cur[t] = improves(bt, prev[t]) ? bt : prev[t];
                         }
                     }
@@ -620,6 +631,16 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
                             if (w != s && prev[w] < kInf &&
                                 prev[w] + cost[static_cast<size_t>(w) * nz + node] == want)
                                 break;
+                        // Layer j took its value from one of exactly these candidates, with
+                        // the same additions, so one matches. If none did, w would be n, no
+                        // node: pushed as a waypoint it would index past the matrices in the
+                        // next step and in the caller, so fail loudly instead.
+                        if (w == n)
+                            throw std::logic_error(
+                                "best_sr_paths: no waypoint gives D_" + std::to_string(j + 1) +
+                                "(" + std::to_string(s) + ", " + std::to_string(node) +
+                                ") = " + std::to_string(want) +
+                                ": the DP and its waypoint recovery disagree (a bug)");
                         wps[i].push_back(w);
                         node = w;
                     }
@@ -628,12 +649,8 @@ SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>&
             }
         }
     };
-    // Threads: at most the hardware's, and only when there are enough sources to share.
-    int32_t nt = hardware_threads();
-    nt = std::max(1, std::min<int32_t>(nt, static_cast<int32_t>(nblocks)));
-    std::atomic<size_t> next{0};
-    auto work = [&]() { run_groups(next); };
-    run_threads(nt, work);
+    // Threads: a source block each at most, within the budget.
+    run_threads(thread_count(threads, nblocks), work);
     r.offsets.assign(p + 1, 0);
     for (size_t i = 0; i < p; ++i) {
         r.offsets[i + 1] = r.offsets[i] + wps[i].size();

@@ -71,7 +71,9 @@ def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
     def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]:
         # No sr-path of a pair costs less than its cheapest path under y, and nothing at or
         # above 1 enters (the threshold is 1 - z <= 1): the DP runs only for the other pairs.
-        # Late rounds leave few (the 2,000-router ISP at 0.1 %: 76 of 2,249 pairs).
+        # Late rounds leave few (the 2,000-router ISP at 0.1 %: 76 of 2,249 pairs). Both calls
+        # run on the process's core thread budget (tpcstudy.paths.default_threads: a worker of
+        # a --jobs N pool has its share of the CPUs).
         vals = _paths.path_price_bounds(topo, y, S, T, 1.0)
         live = np.flatnonzero(np.isfinite(vals))
         off = wps = np.zeros(1, dtype=np.int64)

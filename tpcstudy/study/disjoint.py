@@ -61,7 +61,7 @@ from ..errors import UsageError
 from ..io import atomic_open, read_topology, remove_dead_temporaries, topology_files
 from ..io.specs import Spec, spec_text
 from ..pairs import PAIR_MODES, router_pairs, sample_indices
-from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, disjoint_paths_batch
+from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, default_threads, disjoint_paths_batch
 from ..rules import check_rules
 from ..topology import Topology, prune
 from . import paper
@@ -165,7 +165,9 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
     topo
         A pruned topology.
     config
-        Segment limits, pairs mode, core threads.
+        Segment limits, pairs mode, core threads (at most ``config.threads``, and never more
+        than this process's budget, :func:`tpcstudy.paths.default_threads`: the CPUs it may
+        run on, or its share of them in a worker process of ``--jobs N``).
     paths_out
         A text stream receiving every pair's paths as JSON lines (every ``k`` is then computed
         in full).
@@ -185,7 +187,9 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
         return [{**base, "method": "", "k": None, STATUS: SKIPPED,
                  ERROR: f"{n_kind} {kind} after pruning (< 2)"}]
     rows: List[Dict[str, Any]] = []
-    th = config.threads
+    # --threads asks for threads, the budget caps them: more than the CPUs (or than a worker's
+    # share of them) would only take turns on them.
+    th = min(config.threads, default_threads())
     for method in ("max", "greedy"):
         t0 = time.perf_counter()
         b = disjoint_paths_batch(topo, s, t, method=method, threads=th)

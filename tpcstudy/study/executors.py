@@ -12,6 +12,12 @@ worker processes, ``dask`` on a Dask distributed cluster: the one at ``scheduler
 run. Without a kind the choice is made by ``jobs`` (1: local, more: process), or ``dask`` when a
 scheduler is given.
 
+The core's threads are shared out: each of the ``jobs`` worker processes (``process``, the
+local Dask cluster) runs at most ``max(1, cpus // jobs)`` core threads
+(:func:`worker_threads`, :func:`tpcstudy.paths.set_default_threads`), ``cpus`` being the CPUs
+this process may run on (its affinity), so a pool never runs more busy threads than there are
+CPUs. The workers of a Dask cluster started elsewhere keep their machines' own budgets.
+
 Results do not depend on the executor. Workers only compute and return rows; the client
 process alone writes the results folder (:func:`tpcstudy.study.tasks.run_tasks`), so a worker
 that dies loses no finished task: Dask runs its task again on another worker, and a task that
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import multiprocessing
 import os
 import shutil
@@ -40,12 +47,13 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Prot
 
 import tpcstudy._core as _core
 
+from .. import paths as _paths
 from .._version import __version__
 from ..errors import ClusterError, UsageError
 from ..io import remove_dead_temporaries, temp_prefix
 
 __all__ = ["EXECUTORS", "FutureLike", "TaskExecutor", "InlineExecutor", "ProcessExecutor",
-           "DaskExecutor", "make_executor", "executor_scope"]
+           "DaskExecutor", "make_executor", "executor_scope", "worker_threads"]
 
 #: The executor kinds (``--executor``).
 EXECUTORS = ("local", "process", "dask")
@@ -108,16 +116,30 @@ class InlineExecutor:
         pass
 
 
+def worker_threads(jobs: int) -> int:
+    """Core threads of each of ``jobs`` worker processes on this machine: ``max(1, cpus //
+    jobs)``, ``cpus`` the CPUs this process may run on, so that the workers together never run
+    more busy threads than there are CPUs (with more workers than CPUs, one thread each)."""
+    return max(1, _paths.available_cpus() // max(1, int(jobs)))
+
+
+def _set_core_threads(threads: int) -> None:
+    """Set a worker's core thread budget (module level: Dask workers import it by name)."""
+    _paths.set_default_threads(threads)
+
+
 _PR_SET_PDEATHSIG = 1
 #: The worker's folder of "task running" marks (set by :func:`_worker_init`).
 _MARKS: Optional[str] = None
 
 
-def _worker_init(parent: int, marks: str) -> None:
+def _worker_init(parent: int, marks: str, threads: int) -> None:
     """Worker initializer: Ctrl-C and SIGTERM are the parent's business (it stops the
-    workers); the worker dies with its parent, whatever kills the parent."""
+    workers); the worker dies with its parent, whatever kills the parent; its core calls run at
+    most ``threads`` threads (its share of the CPUs)."""
     global _MARKS
     _MARKS = marks
+    _set_core_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
@@ -150,11 +172,13 @@ class ProcessExecutor:
     its thread pool can deadlock.  Workers ignore SIGINT and SIGTERM and die with the parent
     (``PR_SET_PDEATHSIG`` on Linux); :meth:`shutdown` with ``cancel=True`` kills them. When a
     worker dies (killed, out of memory), :meth:`running` names the tasks the pool was running
-    and :meth:`recover` starts a fresh pool for the rest.
+    and :meth:`recover` starts a fresh pool for the rest. Each worker's core calls run at most
+    :func:`worker_threads` threads (:attr:`threads`).
     """
 
     def __init__(self, jobs: int, mp_context: str = "spawn") -> None:
         self.jobs = int(jobs)
+        self.threads = worker_threads(self.jobs)
         self._context = multiprocessing.get_context(mp_context)
         remove_dead_temporaries(tempfile.gettempdir(), only=".tpcstudy-workers.")
         self._marks = tempfile.mkdtemp(prefix=temp_prefix("tpcstudy-workers"))
@@ -162,7 +186,8 @@ class ProcessExecutor:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context,
-                                   initializer=_worker_init, initargs=(os.getpid(), self._marks))
+                                   initializer=_worker_init,
+                                   initargs=(os.getpid(), self._marks, self.threads))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
         return self._pool.submit(_run_marked, fn, args)
@@ -223,7 +248,8 @@ class DaskExecutor:
     scheduler
         ``tcp://HOST:PORT`` of a running ``dask scheduler``, or the path of the JSON file it
         wrote with ``--scheduler-file``.  ``None``: start a :class:`distributed.LocalCluster`
-        of ``jobs`` worker processes with one thread each (closed again by :meth:`shutdown`).
+        of ``jobs`` worker processes with one thread each, whose core calls run on at most
+        :func:`worker_threads` threads (closed again by :meth:`shutdown`).
     jobs
         Workers of the local cluster (ignored with ``scheduler``).
     client
@@ -277,12 +303,16 @@ class DaskExecutor:
             self._cluster = distributed.LocalCluster(n_workers=int(jobs), threads_per_worker=1,
                                                      processes=True, dashboard_address=None)
             self.client = distributed.Client(self._cluster, set_as_default=False)
-        if check_workers:
-            try:
+        try:
+            if self._cluster is not None:  # our workers, on this machine: share out its CPUs
+                # runs now on the workers there are, and on any started later (a restart)
+                self.client.register_worker_callbacks(
+                    setup=functools.partial(_set_core_threads, worker_threads(jobs)))
+            if check_workers:
                 self._check_workers()
-            except BaseException:
-                self.shutdown(cancel=True)
-                raise
+        except BaseException:
+            self.shutdown(cancel=True)
+            raise
 
     @property
     def scheduler_address(self) -> str:

@@ -12,32 +12,86 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <thread>
 #include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include "tpcstudy/graph.hpp"
 
 namespace tpc {
 
-// The machine's hardware threads, read once: std::thread::hardware_concurrency reads sysfs on
-// glibc, microseconds per call, which single-pair calls would pay every time.
+// The CPUs this process may run on: its CPU affinity (taskset, cgroup cpusets, a batch
+// scheduler's allocation), else std::thread::hardware_concurrency. Read on every call, not
+// once, because the affinity can change while the process lives (os.sched_setaffinity); it is
+// one system call, and the entry points ask only when they have more than one item to share.
 inline int32_t hardware_threads() {
-    static const int32_t n = std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
-    return n;
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    // Fails (EINVAL) only on machines with more CPUs than a cpu_set_t holds (1,024): then the
+    // count of all hardware threads below is the best answer there is.
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int count = CPU_COUNT(&set);
+        if (count > 0) return count;
+    }
+#endif
+    return std::max(1, static_cast<int32_t>(std::thread::hardware_concurrency()));
 }
 
-// Run work() on nt threads and wait for them (inline, on the caller's thread, when nt <= 1).
+// Threads to share `items` independent work items under a budget of `threads` (<= 0: every
+// CPU this process may run on): never more than those CPUs, since more would only take turns on
+// them (a worker process of a pool gets a share of the CPUs as its budget, so the pool never
+// runs more busy threads than there are CPUs), and never more than the items.
+inline int32_t thread_count(int32_t threads, size_t items) {
+    if (items <= 1) return 1;  // nothing to share: no system call for single-pair calls
+    const int32_t cpus = hardware_threads();
+    const int32_t nt = threads > 0 ? std::min(threads, cpus) : cpus;
+    return static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(nt, items)));
+}
+
+// Run work(failed) on nt threads, the calling thread one of them, and wait for them. work()
+// takes items from a shared counter until none is left, so any number of threads finishes it:
+// a thread that cannot be started (EAGAIN, no memory) leaves its share to the others.
+//
+// An exception must not leave a thread's function: that is std::terminate, which kills the
+// Python process with no message. The first exception a worker throws (std::bad_alloc on a
+// large graph, a broken invariant) is kept, `failed` tells the others to stop taking items
+// (work() polls it between items: one relaxed load), and after every thread has joined it is
+// rethrown on the calling thread, where nanobind turns it into a Python exception (MemoryError
+// for std::bad_alloc, RuntimeError for most others).
 template <class Work>
-void run_threads(int32_t nt, Work& work) {
-    if (nt <= 1) {
-        work();
-        return;
-    }
+void run_threads(int32_t nt, Work&& work) {
+    std::atomic<bool> failed{false};
+    const std::atomic<bool>& stop = failed;  // what work() sees: it only reads the flag
+    std::exception_ptr error;  // written only by the thread that set `failed` first
+    auto guarded = [&]() noexcept {
+        try {
+            work(stop);
+        } catch (...) {
+            if (!failed.exchange(true)) error = std::current_exception();
+        }
+    };
     std::vector<std::thread> pool;
-    for (int32_t i = 0; i < nt; ++i) pool.emplace_back([&work]() { work(); });
+    if (nt > 1) {
+        pool.reserve(static_cast<size_t>(nt) - 1);  // before any thread: may throw, harmlessly
+        for (int32_t i = 1; i < nt; ++i) {
+            try {
+                pool.emplace_back(guarded);
+            } catch (const std::exception&) {
+                break;  // fewer threads: the ones running finish the work
+            }
+        }
+    }
+    guarded();
     for (auto& th : pool) th.join();
+    if (error) std::rethrow_exception(error);  // join() ordered the write before this read
 }
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -132,7 +186,8 @@ private:
 // ------------------------------------------------------------------ sr-paths
 // The cheapest sr-path with at most k segments for each pair (sources[i], targets[i]) under the
 // segment cost matrix `cost` (row-major n x n, cost(u, u) = 0, inf = unusable):
-// D_1(s, t) = cost(s, t), D_j(s, t) = min(D_{j-1}(s, t), min_w D_{j-1}(s, w) + cost(w, t)).
+// D_1(s, t) = cost(s, t), D_j(s, t) = min(D_{j-1}(s, t), min_{w != s} D_{j-1}(s, w) + cost(w, t))
+// (the source is never its own waypoint; with costs >= 0 it would gain nothing anyway).
 // Ties prefer fewer segments (a candidate must beat the incumbent by more than a relative 1e-9),
 // then the smallest waypoint id. Each distinct source's DP row is computed once (O(k n^2)).
 struct SrPaths {
@@ -144,12 +199,17 @@ struct SrPaths {
 // no sr-path of the pair costs less, since a segment's price is the mean over its ECMP paths'
 // prices, none below the cheapest. Column generation skips the pairs at or above the
 // threshold of a useful column.
+//
+// `threads` here and in every batch entry point below: at most that many threads (<= 0: one
+// per CPU this process may run on), never more than those CPUs (thread_count). Results do not
+// depend on it.
 std::vector<double> path_price_bounds(const Graph& g, const double* price,
                                       const std::vector<int32_t>& sources,
-                                      const std::vector<int32_t>& targets, double limit);
+                                      const std::vector<int32_t>& targets, double limit,
+                                      int32_t threads);
 
 SrPaths best_sr_paths(int32_t n, const double* cost, const std::vector<int32_t>& sources,
-                      const std::vector<int32_t>& targets, int32_t k);
+                      const std::vector<int32_t>& targets, int32_t k, int32_t threads);
 
 // ------------------------------------------------------------------ link-disjoint paths
 // Paths are disjoint on undirected links; arcs must come in pairs (2i, 2i + 1 reverse of each
@@ -165,7 +225,7 @@ struct DisjointPaths {
     std::vector<double> cost; // IGP cost of each path (sps: sum of its segment distances)
 };
 
-// `routing` is needed for sps only (may be null otherwise). `threads` <= 0: all cores.
+// `routing` is needed for sps only (may be null otherwise).
 // Per pair, the fewest segments (<= kmax) of a second sps path once the first (the direct
 // segment) is taken; 0: none within kmax; -1: no path at all. See Worker::second_segments.
 std::vector<int32_t> sps_second_segments(const Graph& g, const Routing& routing,
