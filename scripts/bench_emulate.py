@@ -26,9 +26,9 @@ import time
 from typing import List
 
 import tpcstudy
-from tpcstudy.emulate import netns as N
-from tpcstudy.emulate.lifecycle import Emulation, new_prefix
-from tpcstudy.emulate.spec import Batch, Sysctls, build_steps, network_spec
+from tpcstudy.emulate.network import kernel as N
+from tpcstudy.emulate.network.lifecycle import Emulation, new_prefix
+from tpcstudy.emulate.network.spec import Batch, Sysctls, build_steps, network_spec
 
 
 def mem_available_kib() -> int:
@@ -79,7 +79,7 @@ def main(argv: List[str] = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--naive-max-routers", type=int, default=40)
     args = ap.parse_args(argv)
-    from tpcstudy.emulate.checks import require
+    from tpcstudy.emulate.network.checks import require
 
     require()
     specs = args.topo or ["zoo/Abilene", "zoo/Geant2012", "zoo/Cogentco"]

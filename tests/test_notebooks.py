@@ -48,7 +48,7 @@ NEEDS = {"05-emulation.ipynb": "the emulator (root, iproute2, bpftool)"}
 def _can_run(name: str) -> str:
     """'' when the notebook can run here, else why not."""
     if name == "05-emulation.ipynb":
-        from tpcstudy.emulate.checks import OK, check_system
+        from tpcstudy.emulate.network.checks import OK, check_system
 
         res = check_system(bpftool=True)
         missing = [f"{k}: {v}" for k, v in res.items() if v != OK and "not required" not in k]

@@ -23,31 +23,52 @@ everything -> paths -> topology -> io/_core.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any, Dict, List
+
 from ._version import __version__
 from .errors import TopologyFormatError, TpcStudyError, UsageError, ZooDataError
-from .export import (
-                     AddressPlan,
-                     Entry,
-                     PathRecord,
-                     PathTable,
-                     default_plan,
-                     path_table,
-                     read_plan,
-                     write_paths,
-)
-from .io import read_demands, read_topologies, read_topology
-from .maxflow import MaxFlowResult, max_flow
-from .pairs import heavy_pairs
-from .paths import (
-                     DisjointPathBatch,
-                     SrPath,
-                     ecmp_ratios,
-                     edge_disjoint_paths,
-                     shortest_paths,
-                     sr_path,
-)
-from .study import DisjointConfig, MaxflowConfig, run_disjoint_study, run_maxflow_study
-from .topology import Topology, prune
+
+if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and readers
+    from .export import (
+        AddressPlan,
+        Entry,
+        PathRecord,
+        PathTable,
+        default_plan,
+        path_table,
+        read_plan,
+        write_paths,
+    )
+    from .io import read_demands, read_topologies, read_topology
+    from .maxflow import MaxFlowResult, max_flow
+    from .pairs import heavy_pairs
+    from .paths import (
+        DisjointPathBatch,
+        SrPath,
+        ecmp_ratios,
+        edge_disjoint_paths,
+        shortest_paths,
+        sr_path,
+    )
+    from .study import DisjointConfig, MaxflowConfig, run_disjoint_study, run_maxflow_study
+    from .topology import Topology, prune
+
+#: Public name -> the module that defines it. Imported on first use (PEP 562), so that
+#: ``import tpcstudy.emulate.agent`` in the emulator's traffic processes does not load the C++
+#: core, the LP solvers and every study (the agent needs about ten modules, not sixty).
+_LAZY: Dict[str, str] = {
+    **dict.fromkeys(["AddressPlan", "Entry", "PathRecord", "PathTable", "default_plan",
+                     "path_table", "read_plan", "write_paths"], "export"),
+    **dict.fromkeys(["read_demands", "read_topologies", "read_topology"], "io"),
+    **dict.fromkeys(["MaxFlowResult", "max_flow"], "maxflow"),
+    "heavy_pairs": "pairs",
+    **dict.fromkeys(["DisjointPathBatch", "SrPath", "ecmp_ratios", "edge_disjoint_paths",
+                     "shortest_paths", "sr_path"], "paths"),
+    **dict.fromkeys(["DisjointConfig", "MaxflowConfig", "run_disjoint_study",
+                     "run_maxflow_study"], "study"),
+    **dict.fromkeys(["Topology", "prune"], "topology"),
+}
 
 __all__ = [
     "Topology", "prune", "read_topology", "read_topologies", "read_demands",
@@ -57,3 +78,22 @@ __all__ = [
     "read_plan", "MaxflowConfig", "run_maxflow_study", "DisjointConfig", "run_disjoint_study",
     "TpcStudyError", "TopologyFormatError", "UsageError", "ZooDataError", "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name (:data:`_LAZY`) or a subpackage, imported on first use."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
+    try:
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -13,7 +13,7 @@ from typing import Optional, Union
 
 __all__ = ["TpcStudyError", "UsageError", "TopologyFormatError", "DataError", "ZooDataError",
            "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError",
-           "EmulationError", "EmulationUnavailable"]
+           "EmulationError", "EmulationUnavailable", "Terminated"]
 
 
 class TpcStudyError(Exception):
@@ -98,3 +98,15 @@ class EmulationUnavailable(EmulationError):
         self.missing = list(missing)
         super().__init__("the emulator cannot run here:\n"
                          + "\n".join(f"  - {m}" for m in missing))
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived (``kill``, ``timeout``, a batch scheduler): raised in the main thread by
+    the command line's handler and by a running emulation's. Like Ctrl-C it unwinds every
+    ``finally`` (workers stopped, finished results kept, temporary files and namespaces
+    removed); uncaught, the process exits with status 143."""
+
+    exit_code = 143
+
+    def __init__(self) -> None:
+        super().__init__(143)

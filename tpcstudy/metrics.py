@@ -5,8 +5,9 @@
 - :func:`multihoming_metrics`: MMR (min / max throughput), STD (population standard deviation)
   and AVGT (mean throughput) of the multihoming flows, as in "Bandwidth Aggregation over
   Multihoming Links" §5.2.
-- :func:`percentile`: the p-th percentile by linear interpolation (numpy's default), used for
-  flow-completion-time medians and tails.
+- :func:`percentile`: the p-th percentile by linear interpolation (numpy's default).
+- :func:`quantile_inf`: the same where some values are infinite (an unfinished transfer, a
+  connection that never recovered), as flow-completion-time medians and tails need it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Dict, Sequence
 
 import numpy as np
 
-__all__ = ["jain_index", "multihoming_metrics", "percentile"]
+__all__ = ["jain_index", "multihoming_metrics", "percentile", "quantile_inf"]
 
 
 def _values(x: Sequence[float], what: str) -> np.ndarray:
@@ -49,3 +50,20 @@ def percentile(x: Sequence[float], p: float) -> float:
     """The ``p``-th percentile (0-100) of ``x``, linear interpolation; nan for no values."""
     a = np.asarray(list(x), dtype=np.float64)
     return math.nan if len(a) == 0 else float(np.percentile(a, p))
+
+
+def quantile_inf(xs: Sequence[float], q: float) -> float:
+    """Quantile ``q`` (0-1) of sorted ``xs`` by linear interpolation (numpy's default) where
+    values may be infinite: between a finite and an infinite value, infinite; nan for none."""
+    if not xs:
+        return math.nan
+    pos = q * (len(xs) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(xs) - 1)
+    w = pos - lo
+    a, b = xs[lo], xs[hi]
+    if w == 0 or a == b:
+        return a
+    if math.isinf(a) or math.isinf(b):
+        return math.inf
+    return a + (b - a) * w

@@ -26,7 +26,7 @@ REQUIRED = os.environ.get("TPCSTUDY_EMULATE_REQUIRED") == "1"
 
 
 def _ours() -> list:
-    from tpcstudy.emulate.netns import list_namespaces
+    from tpcstudy.emulate.network.kernel import list_namespaces
 
     return list_namespaces(TAG)
 
@@ -47,7 +47,7 @@ def no_namespace_left() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def emulator() -> Dict[str, str]:
     """The emulator can run here (root, kernel features, iproute2, bpftool), else skip/fail."""
-    from tpcstudy.emulate.checks import OK, check_system
+    from tpcstudy.emulate.network.checks import OK, check_system
 
     res = check_system(bpftool=True)
     missing = [f"{k}: {v}" for k, v in res.items() if v != OK and "not required" not in k]

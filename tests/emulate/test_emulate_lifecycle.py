@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from tpcstudy.emulate import checks
-from tpcstudy.emulate import lifecycle as L
-from tpcstudy.emulate import netns as N
-from tpcstudy.emulate.failover import recovery_time
+from tpcstudy.emulate.experiments.failover import recovery_time
+from tpcstudy.emulate.network import checks
+from tpcstudy.emulate.network import kernel as N
+from tpcstudy.emulate.network import lifecycle as L
 from tpcstudy.errors import EmulationUnavailable, UsageError
 
 

@@ -17,13 +17,18 @@ import networkx as nx
 import pytest
 
 from tpcstudy import default_plan, path_table, prune, read_topology, write_paths
-from tpcstudy.emulate import netns as N
-from tpcstudy.emulate.failover import FailoverSettings, failover_cases, run_failover_case, summarize
-from tpcstudy.emulate.lifecycle import Emulation, new_prefix, read_records
-from tpcstudy.emulate.scenarios import six_paths
-from tpcstudy.emulate.spec import Route, network_spec
-from tpcstudy.emulate.throughput import ThroughputSettings, measure_models
-from tpcstudy.emulate.verify import check_maps, probe_table, read_table
+from tpcstudy.emulate.experiments.failover import (
+    FailoverSettings,
+    failover_cases,
+    recovery_summary,
+    run_failover_case,
+)
+from tpcstudy.emulate.experiments.throughput import ThroughputSettings, measure_models
+from tpcstudy.emulate.experiments.verify import check_maps, probe_table, read_table
+from tpcstudy.emulate.network import kernel as N
+from tpcstudy.emulate.network.handmade import six_paths
+from tpcstudy.emulate.network.lifecycle import Emulation, new_prefix, read_records
+from tpcstudy.emulate.network.spec import Route, network_spec
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("emulator", "emulation_guard")]
 
@@ -65,10 +70,57 @@ def test_build_routes_and_teardown(zoo_installed):
         want = {rt.destination.replace("/128", ""): sorted(rt.nexthops) for rt in r.routes}
         assert kernel == want
         emu.wait_quiet()
-        # a plain ping-like datagram from every edge router reaches every other one
+        # a datagram from every router's host address reaches every other router's
+        names = list(t.names)
+        got = _exchange(emu, names)
+        assert got == {(a, b) for a in names for b in names if a != b}
         assert emu.build_seconds < 10
     assert N.list_namespaces(spec.prefix) == []
     assert read_records() == []
+
+
+def _exchange(emu, names) -> set:
+    """Send one datagram from every router's host address to every other's; the
+    ``(source, destination)`` pairs whose datagram arrived (read until all did or 3 s)."""
+    spec = emu.spec
+    switch = N.NetnsSwitch()
+    rx = {}
+    try:
+        for b in names:
+            rx[b] = switch.socket_in(spec.router(b).netns, socket.AF_INET6, socket.SOCK_DGRAM)
+            rx[b].bind((str(spec.host(b)), 40001))
+            rx[b].settimeout(0.0)
+        for i, a in enumerate(names):
+            s = switch.socket_in(spec.router(a).netns, socket.AF_INET6, socket.SOCK_DGRAM)
+            s.bind((str(spec.host(a)), 0))
+            for b in names:
+                if b != a:
+                    s.sendto(i.to_bytes(2, "big"), (str(spec.host(b)), 40001))
+            s.close()
+        got = set()
+        want = len(names) * (len(names) - 1)
+        deadline = time.monotonic() + 3.0
+        while len(got) < want and time.monotonic() < deadline:
+            for b, r in rx.items():
+                try:
+                    got.add((names[int.from_bytes(r.recv(8), "big")], b))
+                except BlockingIOError:
+                    pass
+        return got
+    finally:
+        for r in rx.values():
+            r.close()
+        switch.close()
+
+
+def _wait_counted(emu, before, arcs, n: int, timeout: float = 3.0):
+    """Poll the link counters until ``n`` packets crossed the ``arcs`` (or the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        after = emu.tx_packets()
+        if sum(after[a] - before[a] for a in arcs) >= n or time.monotonic() > deadline:
+            return after
+        time.sleep(0.02)
 
 
 def _udp_flows(emu, src: str, dst: str, n: int) -> None:
@@ -86,8 +138,7 @@ def _udp_flows(emu, src: str, dst: str, n: int) -> None:
     for s in socks:
         s.send(b"x")
         s.close()
-    time.sleep(0.3)
-    rx.close()
+    return rx
 
 
 def _clos():
@@ -104,11 +155,13 @@ def test_ecmp_splits_evenly_and_independently_per_hop():
     plan = default_plan(t, edge_routers=["s", "t"])
     spec = network_spec(t, plan, prefix=new_prefix())
     n = 800
+    last = [t.arc_of("c", "t"), t.arc_of("d", "t")]
     with Emulation(spec) as emu:
         emu.wait_quiet()
         before = emu.tx_packets()
-        _udp_flows(emu, "s", "t", n)
-        after = emu.tx_packets()
+        rx = _udp_flows(emu, "s", "t", n)
+        after = _wait_counted(emu, before, last, n)  # every datagram through the last hop
+        rx.close()
     d = {(t.names[t.arc_src[a]], t.names[t.arc_dst[a]]): after[a] - before[a] for a in after}
     assert d[("s", "a")] + d[("s", "b")] == n
     assert d[("c", "t")] + d[("d", "t")] == n
@@ -182,7 +235,10 @@ def test_verify_catches_wrong_routes_and_maps(abilene_table, tmp_path):
     f.write_bytes(bytes(data))
     maps = check_maps(broken)
     assert sum(not m["identical"] for m in maps) == 1
-    assert bpf.is_dir()
+    index = json.loads((broken / "bpf-n_rto" / "index.json").read_text())
+    owner = [src for src, info in index["sources"].items() if info["binary"] == f.name]
+    assert [m["source"] for m in maps if not m["identical"]] == owner
+    assert (bpf / f.name).read_bytes() != f.read_bytes()  # the original table is untouched
 
 
 def test_verify_cli(abilene_table, tmp_path):
@@ -192,7 +248,9 @@ def test_verify_cli(abilene_table, tmp_path):
     assert p.returncode == 0, p.stderr + p.stdout
     assert "entries delivered on model links: 20/20" in p.stdout
     assert "loaded 10/10, byte-identical 10/10" in p.stdout
-    assert json.loads((tmp_path / "verify.json").read_text())["maps"]
+    rows = _csv(tmp_path / "results.csv")
+    assert sum(r["check"] == "map" and r["identical"] == "true" for r in rows) == 10
+    assert all(r["status"] == "ok" for r in rows)
 
 
 # ----------------------------------------------------------------- throughput vs the LP
@@ -229,7 +287,7 @@ def test_abilene_throughput_cli(tmp_path, zoo_installed):
     cfg = meta["study"]["config"]
     assert cfg["system"]["kernel"] == os.uname().release
     assert cfg["system"]["namespace_sysctls"]["net.ipv6.conf.default.seg6_enabled"] == "1"
-    assert cfg["rates"]["link_mbps"] == 10.0 and meta["study"]["seeds"] == [0]
+    assert cfg["network"]["link_mbps"] == 10.0 and meta["study"]["seeds"] == [0]
     assert (out / "emulation-throughput.png").is_file()
     # resumable: a second run finds every draw stored and builds nothing
     p2 = _cli("--topo", "zoo/Abilene", "--heavy", "20", "--models", "ecmp,sr,multipath",
@@ -255,7 +313,7 @@ def test_failover_changers_beat_plain_tcp(zoo_installed):
         for c in cases:
             rows += run_failover_case(emu, c, st, scenario="Abilene", seed=1)
     assert all(r["status"] == "ok" for r in rows), rows
-    med = {s["strategy"]: s["median"] for s in summarize(rows)}
+    med = {s["strategy"]: s["median"] for s in recovery_summary(rows)}
     # Linux's 200 ms minimum RTO: TimeoutChanger(100 ms) moves before the first RTO, whose
     # retransmission takes the backup; NRTOChanger(3) after 0.2 + 0.4 + 0.8 s; plain TCP waits
     # for the link (2.5 s) and its next retransmission
@@ -268,9 +326,9 @@ def test_failover_changers_beat_plain_tcp(zoo_installed):
 # ----------------------------------------------------------------- teardown on every exit
 _HOLD = """
 import sys, time, tpcstudy
-from tpcstudy.emulate.lifecycle import Emulation, new_prefix
-from tpcstudy.emulate.scenarios import six_paths
-from tpcstudy.emulate.spec import network_spec
+from tpcstudy.emulate.network.lifecycle import Emulation, new_prefix
+from tpcstudy.emulate.network.handmade import six_paths
+from tpcstudy.emulate.network.spec import network_spec
 sc = six_paths()
 with Emulation(network_spec(sc.topology, sc.plan, prefix=new_prefix())) as emu:
     emu.spawn([sys.executable, "-c", "import time; time.sleep(600)"])

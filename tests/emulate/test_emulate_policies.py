@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from tpcstudy import Topology, default_plan
-from tpcstudy.emulate.workload import PolicySettings, poisson_arrivals, policy_tables
+from tpcstudy.emulate.experiments.policies import PolicySettings, poisson_arrivals, policy_tables
 from tpcstudy.errors import UsageError
+from tpcstudy.metrics import quantile_inf
 from tpcstudy.study import load_results
-from tpcstudy.study.emulation import fct_quantile
 
 
 def _triangle() -> Topology:
@@ -64,7 +64,7 @@ def test_policy_table_and_lp_shares_by_hand() -> None:
 
 
 def test_equal_share_value_by_hand() -> None:
-    from tpcstudy.emulate.workload import equal_share_value
+    from tpcstudy.emulate.experiments.policies import equal_share_value
 
     t = _triangle()
     # a -> c and c -> a use opposite arcs: 2 each (direct + detour), 4 in all
@@ -86,9 +86,11 @@ def test_settings_errors() -> None:
 
 
 def test_fct_quantiles_count_unfinished_as_infinite() -> None:
-    assert fct_quantile([1.0, 2.0, 3.0], 0.5) == 2.0
-    assert fct_quantile([1.0, 2.0, math.inf], 0.5) == 2.0
-    assert fct_quantile([1.0, 2.0, math.inf], 0.99) == math.inf
+    assert quantile_inf([1.0, 2.0, 3.0], 0.5) == 2.0
+    assert quantile_inf([1.0, 2.0, 4.0], 0.75) == 3.0  # halfway between 2 and 4
+    assert quantile_inf([1.0, 2.0, math.inf], 0.5) == 2.0
+    assert quantile_inf([1.0, 2.0, math.inf], 0.99) == math.inf
+    assert math.isnan(quantile_inf([], 0.5))
 
 
 @pytest.mark.slow
@@ -112,7 +114,8 @@ def test_policies_cli_on_abilene(tmp_path, zoo_installed) -> None:
         assert r["status"] == "ok", r
         assert 0.2 < float(r["goodput_lp"]) < 1.1, r
         assert int(r["completed"]) > 0 and float(r["fct_median"]) > 0
-        assert 0 < float(r["jain"]) <= 1
+        # more than one pair got traffic through (one pair taking all: Jain = 1 / pairs)
+        assert float(r["jain"]) > 1 / int(r["pairs"]) + 0.05, r
     assert rows["ecmp"]["slot_share"] == "plain:1.000"
     # lp spreads the transfers over the LP's slots; the LP uses more than slot 0 on this draw
     assert "plain" not in rows["lp"]["slot_share"] and len(rows["lp"]["slot_share"].split()) >= 2
@@ -126,7 +129,11 @@ def test_policies_cli_on_abilene(tmp_path, zoo_installed) -> None:
 
 # ----------------------------------------------------------------- the two-path scenarios
 def test_multihoming_and_delay_arrivals() -> None:
-    from tpcstudy.emulate.twopaths import TwoPathSettings, delay_arrivals, multihoming_arrivals
+    from tpcstudy.emulate.experiments.twopaths import (
+        TwoPathSettings,
+        delay_arrivals,
+        multihoming_arrivals,
+    )
 
     st = TwoPathSettings(flows=4, background=3, seconds=30.0, warmup=0.0)
     arr, b0, b1 = multihoming_arrivals(st)
@@ -147,20 +154,22 @@ def test_multihoming_and_delay_arrivals() -> None:
 
 
 def test_counts_over_time_from_path_logs() -> None:
-    from tpcstudy.emulate.traffic import ArrivalsResult
-    from tpcstudy.emulate.twopaths import counts_over_time
+    from tpcstudy.emulate.agent.client import TrafficResult, TransferResult
+    from tpcstudy.emulate.agent.protocol import Sent
+    from tpcstudy.emulate.experiments.twopaths import counts_over_time
 
-    sender = {1: {"paths": [[100.0, 0], [105.0, 1]], "done": None},
-              2: {"paths": [[101.0, 1]], "done": 103.0},
-              3: {"paths": [[102.0, None]], "cut": 104.0}}
-    res = ArrivalsResult(sender, {}, {"connect": 100.0}, (100.0, 110.0), 0.0, {})
+    sent = {1: Sent(100.0, paths=[(100.0, 0), (105.0, 1)]),
+            2: Sent(101.0, paths=[(101.0, 1)], done=103.0),
+            3: Sent(102.0, paths=[(102.0, None)], cut=104.0)}
+    res = TrafficResult({i: TransferResult(i, s, None) for i, s in sent.items()},
+                        {"connect": 100.0}, (100.0, 110.0), 0.0, {}, {}, {}, 0)
     # at 100.5: 1 on slot 0; 101.5: 1 on 0, 2 on 1; 103.5: 2 done; 106: 1 moved to slot 1
     assert counts_over_time(res, [1, 2, 3], 100.0, [0.5, 1.5, 3.5, 6.0]) == \
         [[1, 0], [1, 1], [1, 0], [0, 1]]
 
 
 def test_two_path_settings_errors() -> None:
-    from tpcstudy.emulate.twopaths import TwoPathSettings
+    from tpcstudy.emulate.experiments.twopaths import TwoPathSettings
 
     with pytest.raises(UsageError, match="no LP here"):
         TwoPathSettings(policies=("lp",)).check()
@@ -186,15 +195,18 @@ def test_two_path_scenarios_cli(tmp_path, scenario) -> None:
     for r in rows.values():
         assert r["status"] == "ok", r
         if scenario == "multihoming":
-            assert 0 <= float(r["mmr"]) <= 1 and float(r["avgt_mbps"]) > 0.5
+            # every site flow got some throughput (MMR = min / max > 0), about a link's worth
+            assert float(r["mmr"]) > 0.02 and float(r["avgt_mbps"]) > 0.5, r
             # 4 site flows, each on one of the two paths, every second (ecmp: no SRH, uncounted)
             counts = [c.split(":")[1] for c in r["counts"].split()]
             if r["policy"] != "ecmp":
                 assert all(sum(map(int, c.split("/"))) == 4 for c in counts[2:]), r["counts"]
         else:
             assert int(r["completed"]) > 0 and len(r["fcts"].split()) == int(r["transfers"])
-            if r["policy"] != "ecmp":
-                assert 0 <= float(r["on_idle"]) <= 1
+            if r["policy"] == "random":  # a fair coin per request: 0.5 +- 4 sd of ~40 draws
+                assert 0.18 < float(r["on_idle"]) < 0.82, r
+            elif r["policy"] == "ecmp":  # no SRH: no slot to count
+                assert math.isnan(float(r["on_idle"])), r
     assert (out / "emulation-policies.png").is_file()
 
 

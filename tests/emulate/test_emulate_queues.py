@@ -4,11 +4,13 @@ interfaces."""
 
 from __future__ import annotations
 
+import socket
 import struct
 
 import pytest
 
-from tpcstudy.emulate.queues import (
+from tpcstudy.emulate.network.netlink import (
+    NETLINK_ROUTE,
     NLMSG_DONE,
     RTM_NEWLINK,
     RTM_NEWQDISC,
@@ -16,7 +18,6 @@ from tpcstudy.emulate.queues import (
     TCA_STATS2,
     TCA_STATS_QUEUE,
     link_request,
-    open_netlink,
     parse_links,
     parse_qdiscs,
     qdisc_request,
@@ -55,7 +56,8 @@ def test_link_dump_parsed_by_hand() -> None:
 def test_requests_and_a_real_dump() -> None:
     assert struct.unpack_from("=IHH", qdisc_request(5)) == (36, 38, 0x301)
     assert struct.unpack_from("=IHH", link_request(5)) == (32, 18, 0x301)
-    s = open_netlink()  # no privilege needed to read this namespace's links and qdiscs
+    # no privilege needed to read this namespace's links and qdiscs
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
     try:
         s.send(link_request())
         names: dict = {}
@@ -74,24 +76,23 @@ def test_monitor_sees_the_loaded_path() -> None:
     """4 TCP flows pinned to path 1 of the two-site network fill its first link's queue; the
     monitor, reading from this process through sockets opened in the routers' namespaces, sees
     tens of ms there and nothing on path 2."""
-    import socket
+    from tpcstudy.emulate.agent.client import Transfer, route_hops, run_traffic
+    from tpcstudy.emulate.network.handmade import two_sites
+    from tpcstudy.emulate.network.kernel import NetnsSwitch
+    from tpcstudy.emulate.network.lifecycle import Emulation, new_prefix
+    from tpcstudy.emulate.network.netlink import NETLINK_ROUTE, QueueMonitor
+    from tpcstudy.emulate.network.spec import network_spec
+    from tpcstudy.emulate.network.srh import srh_bytes
 
-    from tpcstudy.emulate.agent import _NetnsSwitch
-    from tpcstudy.emulate.lifecycle import Emulation, new_prefix
-    from tpcstudy.emulate.queues import QueueMonitor, route_hops
-    from tpcstudy.emulate.spec import network_spec
-    from tpcstudy.emulate.srh import srh_bytes
-    from tpcstudy.emulate.traffic import Flow, run_flows
-    from tpcstudy.emulate.twopaths import two_sites
-
-    topo, plan = two_sites()
-    spec = network_spec(topo, plan, prefix=new_prefix(), link_mbps=10)
+    sc = two_sites()
+    plan = sc.plan
+    spec = network_spec(sc.topology, plan, prefix=new_prefix(), link_mbps=10)
     p1, p2 = route_hops(spec, ["A", "P1", "B"]), route_hops(spec, ["A", "P2", "B"])
-    sw = _NetnsSwitch()
+    sw = NetnsSwitch()
     seen = []
     with Emulation(spec) as emu:
-        mon = QueueMonitor(p1 + p2, lambda ns: sw.open_in(ns, socket.AF_NETLINK,
-                                                          socket.SOCK_RAW, 0))
+        mon = QueueMonitor(p1 + p2, lambda ns: sw.socket_in(ns, socket.AF_NETLINK,
+                                                            socket.SOCK_RAW, NETLINK_ROUTE))
         try:
             def read() -> None:
                 mon.read()
@@ -99,11 +100,12 @@ def test_monitor_sees_the_loaded_path() -> None:
                              mon.path_delays([h[:2] for h in p2])))
 
             srh = srh_bytes([plan.loopback("P1"), plan.loopback("B")])
-            flows = [Flow(i, "A", "B", [srh]) for i in range(4)]
-            run_flows(emu, flows, warmup=1.0, seconds=2.0,
-                      actions=[(t, f"q{t}", read) for t in (1.5, 2.0, 2.5)])
+            flows = [Transfer(i, "A", "B", paths=(srh,)) for i in range(4)]
+            run_traffic(emu, flows, warmup=1.0, seconds=2.0,
+                        actions=[(t, f"q{t}", read) for t in (1.5, 2.0, 2.5)])
         finally:
             mon.close()
+            sw.close()
     assert len(seen) == 3
     for d1, d2 in seen:
         # the first hop of path 1 queues (bfifo of 50 ms at 10 Mbit/s), path 2 is idle

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tpcstudy import UsageError, default_plan, prune, read_topology
-from tpcstudy.emulate import spec as S
+from tpcstudy.emulate.network import spec as S
 
 
 def _topo(edges, *, weighted: bool = False):

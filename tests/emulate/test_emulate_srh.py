@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from tpcstudy import UsageError, max_flow, read_topology
-from tpcstudy.emulate import placement as PL
-from tpcstudy.emulate import srh as SR
-from tpcstudy.emulate.scenarios import six_paths
-from tpcstudy.emulate.throughput import lp_solution
+from tpcstudy.emulate.experiments import placement as PL
+from tpcstudy.emulate.experiments.throughput import lp_solution
+from tpcstudy.emulate.network import srh as SR
+from tpcstudy.emulate.network.handmade import six_paths
 from tpcstudy.export import encode_value
 
 from helpers import path_record

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Optional, Sequence
 
 from .._version import __version__
-from ..errors import TpcStudyError, UsageError
+from ..errors import Terminated, TpcStudyError, UsageError
 
 __all__ = ["main", "build_parser", "VERBS"]
 
@@ -40,10 +40,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, ``timeout``, a batch scheduler): handled like Ctrl-C, exit 143."""
-
-
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
@@ -55,7 +51,11 @@ _OUTPUTS = ("out", "paths_out", "out_dir")
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["emulate"]:  # its default action (tpcstudy emulate --topo ... = throughput)
+        from .emulate import with_default_action
+        raw = with_default_action(raw)
+    args = parser.parse_args(raw)
     old = None
     if threading.current_thread() is threading.main_thread():
         old = signal.signal(signal.SIGTERM, _on_sigterm)

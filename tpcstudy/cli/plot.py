@@ -7,6 +7,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List
 
+from ..emulate.experiments import KINDS as EMULATE_KINDS
+from ..emulate.experiments import summary_line as emulate_summary_line
 from ..errors import UsageError
 from ..study.stats import fill_degree_histograms, topo_stats
 from ..study.store import Results, load_results
@@ -64,7 +66,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if kinds[r.kind] > 1:
             name = f"{name}-{r.label}"
         files = plotting.save_figure(fig, out / name, formats=formats, dpi=args.dpi)
-        print(f"{r.source} ({r.kind}, {len(r)} rows): " + summary_line(r, k=kw.get("k")))
+        line = (emulate_summary_line(r.kind, list(r)) if r.kind in EMULATE_KINDS
+                else summary_line(r, k=kw.get("k")))
+        print(f"{r.source} ({r.kind}, {len(r)} rows): " + line)
         for f in files:
             print(f"  wrote {f}")
     return 0

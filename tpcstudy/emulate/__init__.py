@@ -4,28 +4,37 @@ Everything the LPs and the exported path tables claim, tried with real packets a
 one machine: one network namespace per router, one veth pair per link, IPv6 multipath routes
 from tpcstudy's own shortest-path DAGs, per-direction shaping, SRv6 everywhere.
 
-- :mod:`~tpcstudy.emulate.spec`: the network as data (namespaces, interfaces, addresses, routes,
-  queues, sysctls) and the exact ``ip``/``tc`` batch lines that build it (no root needed);
-- :mod:`~tpcstudy.emulate.netns`: the kernel plumbing (``setns``, ``ip -batch``, ``/proc``);
-- :mod:`~tpcstudy.emulate.lifecycle`: :class:`Emulation` (build, always tear down), run records
-  and :func:`clean` for what a killed run left;
-- :mod:`~tpcstudy.emulate.checks`: what the machine must have, probed before building;
-- :mod:`~tpcstudy.emulate.agent` and :mod:`~tpcstudy.emulate.traffic`: real TCP between the
-  emulated hosts (per-socket SRH, cubic, abortive close) and what the receivers measured;
-- :mod:`~tpcstudy.emulate.srh`: SRH bytes for sockets, as the TPC agent gives them the kernel;
-- :mod:`~tpcstudy.emulate.placement` and :mod:`~tpcstudy.emulate.throughput`: connections on
-  each model's LP solution, goodput against the LP;
-- :mod:`~tpcstudy.emulate.verify`: does an exported path table route, do its maps load;
-- :mod:`~tpcstudy.emulate.failover`: NRTOChanger, TimeoutChanger and plain TCP when a link of
-  the connection's path fails;
-- :mod:`~tpcstudy.emulate.scenarios`: hand-made networks (the TPC paper's Figure 4);
-- :mod:`~tpcstudy.emulate.runs`: runs with results folders (meta.json, results.csv, resumable).
+Three layers; each imports only the ones before it (``docs/emulator.md``; a test checks it):
 
-Their summaries are in :mod:`tpcstudy.study.emulation`, their figures in
-:mod:`tpcstudy.plotting.emulation`, the command in :mod:`tpcstudy.cli.emulate`.
+1. :mod:`~tpcstudy.emulate.network`: the network as data, every call into the kernel, the
+   lifecycle that always tears it down, the hand-made networks of the papers;
+2. :mod:`~tpcstudy.emulate.agent`: the traffic agent, real TCP between the emulated hosts (its
+   protocol, its process, the emulator's client);
+3. :mod:`~tpcstudy.emulate.experiments`: throughput against the LP, table verification,
+   failover, SEMPER's dumbbell and fault test, the host policies, all run by one harness.
+
+The command is :mod:`tpcstudy.cli.emulate`; the figures are in :mod:`tpcstudy.plotting.emulation`.
+The names below are imported on first use (the agent's processes import this package too).
 """
 
-from .lifecycle import Emulation, clean, new_prefix
-from .spec import NetworkSpec, network_spec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .network.lifecycle import Emulation, clean, new_prefix
+    from .network.spec import NetworkSpec, network_spec
 
 __all__ = ["Emulation", "clean", "new_prefix", "NetworkSpec", "network_spec"]
+
+_LAZY = {"Emulation": "network.lifecycle", "clean": "network.lifecycle",
+         "new_prefix": "network.lifecycle", "NetworkSpec": "network.spec",
+         "network_spec": "network.spec"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

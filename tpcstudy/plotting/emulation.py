@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 
-from ..study.emulation import recovery_summary
+from ..emulate.experiments.failover import recovery_summary
 from .common import COLORS, axes_for, cdf
 
 __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",

@@ -36,18 +36,35 @@ The driver (the emulator) calls, for each host:
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+import importlib
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from ..errors import UsageError
-from .ba import BaPolicy, Cycle, flow_remapping, window_average
-from .base import Policy
-from .baselines import EcmpPolicy, LpPolicy, RandomPolicy
-from .exp3 import Exp3Policy
-from .queues import QueuePolicy
+
+if TYPE_CHECKING:
+    from .ba import BaPolicy, Cycle, flow_remapping, window_average
+    from .base import Policy
+    from .baselines import EcmpPolicy, LpPolicy, RandomPolicy
+    from .exp3 import Exp3Policy
+    from .queues import QueuePolicy
 
 __all__ = ["POLICIES", "Policy", "EcmpPolicy", "RandomPolicy", "LpPolicy", "Exp3Policy",
            "BaPolicy", "QueuePolicy", "make_policy", "parse_policy", "window_average",
            "Cycle", "flow_remapping"]
+
+#: Public name -> its module, imported on first use: the emulator's traffic agent imports only
+#: the policy it runs.
+_LAZY = {"BaPolicy": "ba", "Cycle": "ba", "flow_remapping": "ba", "window_average": "ba",
+         "Policy": "base", "EcmpPolicy": "baselines", "LpPolicy": "baselines",
+         "RandomPolicy": "baselines", "Exp3Policy": "exp3", "QueuePolicy": "queues"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
 
 #: Every policy name ``make_policy`` accepts (``exp3`` also as ``exp3:GAMMA``).
 POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput", "queue-max", "queue-sum")
@@ -82,15 +99,21 @@ def make_policy(spec: str, paths: Mapping[str, int], *, seed: int = 0,
     name, parsed = parse_policy(spec)
     kw: Dict[str, object] = {**parsed, **params}
     if name == "ecmp":
+        from .baselines import EcmpPolicy
         return EcmpPolicy(paths, seed=seed)
     if name == "random":
+        from .baselines import RandomPolicy
         return RandomPolicy(paths, seed=seed)
     if name == "lp":
+        from .baselines import LpPolicy
         if shares is None:
             raise UsageError("policy lp needs the LP's shares per destination")
         return LpPolicy(paths, shares=shares, seed=seed)
     if name == "exp3":
+        from .exp3 import Exp3Policy
         return Exp3Policy(paths, seed=seed, **kw)  # type: ignore[arg-type]
     if name.startswith("ba-"):
+        from .ba import BaPolicy
         return BaPolicy(paths, metric=name[3:], seed=seed, **kw)  # type: ignore[arg-type]
+    from .queues import QueuePolicy
     return QueuePolicy(paths, aggregate=name[6:], seed=seed)

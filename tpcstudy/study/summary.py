@@ -1,11 +1,12 @@
 """One line of key numbers for any results (topology statistics or either study), beside the
-paper's: what ``tpcstudy plot`` and the notebooks print under a figure."""
+paper's: what ``tpcstudy plot`` and the notebooks print under a figure. The emulator's kinds
+are summarised by their experiments (:func:`tpcstudy.emulate.experiments.summary_line`)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from . import disjoint, emulation, maxflow, stats
+from . import disjoint, maxflow, stats
 from .store import Results
 
 __all__ = ["summary_line"]
@@ -18,6 +19,4 @@ def summary_line(results: Results, *, k: Optional[int] = None) -> str:
         return maxflow.summary_line(results, k=k)
     if results.kind == "disjoint":
         return disjoint.summary_line(results)
-    if results.kind in (emulation.THROUGHPUT, emulation.FAILOVER):
-        return emulation.summary_line(results)
     return stats.summary_line(results)

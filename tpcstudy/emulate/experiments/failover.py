@@ -32,21 +32,30 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+import statistics
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import Topology, path_table
-from ..errors import UsageError
-from ..paths import segment_ratios
-from ..study.emulation import STRATEGIES
-from ..study.emulation import recovery_summary as summarize
-from .lifecycle import Emulation
-from .srh import srh_bytes
-from .traffic import Flow, run_flows
+from ...errors import UsageError
+from ...export import path_table
+from ...metrics import quantile_inf
+from ...paths import segment_ratios
+from ...study.tasks import Task
+from ...topology import Topology
+from ..agent.client import Changer, Transfer, run_traffic
+from ..network.lifecycle import Emulation
+from ..network.srh import srh_bytes
+from .harness import Experiment, Log, Row, Unit, num, read_plan_file, topology_units
 
 __all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time",
-           "run_failover_case", "COLUMNS", "KEY", "summarize", "STRATEGIES"]
+           "run_failover_case", "COLUMNS", "KEY", "KIND", "STRATEGIES", "Failover",
+           "recovery_summary", "format_recovery", "summary_line"]
+
+#: Results kind: one row per (network, run, strategy) with the recovery time in seconds.
+KIND = "emulate-failover"
+#: Failover strategies, in the order they are run, drawn and printed.
+STRATEGIES = ("plain", "nrto", "timeout")
 
 COLUMNS = ["scenario", "run", "strategy", "param", "seed", "source", "destination",
            "failed_link", "slots", "recovery_s", "moved_s", "moves", "rto_ms", "link_mbps",
@@ -161,7 +170,7 @@ def recovery_time(timeline: Sequence[Sequence[float]], t_fail: float, end: float
 
 
 def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSettings, *,
-                      scenario: str, seed: int, log: Optional[Callable[[str], None]] = None
+                      scenario: str, seed: int, log: Optional[Log] = None
                       ) -> List[Dict[str, Any]]:
     """One run: three connections (plain, nrto, timeout), one failure; one row each."""
     log = log or (lambda m: None)
@@ -171,10 +180,11 @@ def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSett
     srhs = [srh_bytes([plan.loopback(w) for w in slot]) for slot in case.slots]
     rate = min(i.rate_bps for r in spec.routers for i in r.interfaces)
     pacing = int(rate * settings.pacing)
-    changers = {"plain": None, "nrto": {"kind": "nrto", "n": settings.n},
-                "timeout": {"kind": "timeout", "ms": settings.t_ms}}
-    flows = [Flow(i + 1, case.source, case.destination,
-                  srhs if name != "plain" else srhs[:1], changers[name], pacing, timeline=True)
+    changers = {"plain": None, "nrto": Changer("nrto", n=settings.n),
+                "timeout": Changer("timeout", ms=settings.t_ms)}
+    flows = [Transfer(i + 1, case.source, case.destination,
+                      paths=tuple(srhs if name != "plain" else srhs[:1]), changer=changers[name],
+                      pacing_bps=pacing, timeline=True)
              for i, name in enumerate(STRATEGIES)]
     fail_at = settings.fail_after
     restore_at = fail_at + settings.restore_after
@@ -184,20 +194,20 @@ def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSett
     log(f"run {case.run}: {case.source} -> {case.destination} ({len(case.slots)} slots), "
         f"failing {link} at {fail_at:g} s, restoring at {restore_at:g} s")
     try:
-        tr = run_flows(emu, flows, warmup=0.0, seconds=total,
-                       actions=[(fail_at, "fail", lambda: emu.fail_arc(case.fail_arc)),
-                                (restore_at, "restore", lambda: emu.restore_arc(case.fail_arc))])
+        tr = run_traffic(emu, flows, warmup=0.0, seconds=total, poll_ms=1.0,
+                         actions=[(fail_at, "fail", lambda: emu.fail_arc(case.fail_arc)),
+                                  (restore_at, "restore", lambda: emu.restore_arc(case.fail_arc))])
     finally:
         emu.restore_arc(case.fail_arc)
     t_fail = tr.actions["fail"]
     end = tr.times["stop"]
     rows = []
     for f, name in zip(flows, STRATEGIES):
-        r = tr.flows[f.id]
+        r = tr.transfers[f.id]
         status, rec = recovery_time(r.timeline, t_fail, end, settings.gap_ms / 1000.0)
         if r.error:
             status = "failed"
-        moves = [s for s in r.switches if s[0] >= t_fail]
+        moves = [p for p in r.paths[1:] if p[0] >= t_fail]
         rows.append({
             "scenario": scenario, "run": case.run, "strategy": name,
             "param": "" if name == "plain" else (f"N={settings.n}" if name == "nrto"
@@ -212,3 +222,95 @@ def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSett
             "status": status, "error": r.error or ""})
     log("  " + ", ".join(f"{x['strategy']}: {x['recovery_s']} s" for x in rows))
     return rows
+
+
+def _quiet(emu: Emulation) -> None:
+    emu.wait_quiet()  # no packet but the runs' own crosses the links
+
+
+class Failover(Experiment):
+    """Failure recovery runs on one topology (module docstring), one task per run."""
+
+    kind = KIND
+    columns = COLUMNS
+    key = KEY
+    figure = "plot_recovery"
+
+    def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
+                 plan: Optional[str] = None, settings: Optional[FailoverSettings] = None,
+                 seed: int = 0, log: Log = print) -> None:
+        self.settings = settings or FailoverSettings()
+        self.settings.check()
+        self.topo, self.capacity, self.weight, self.plan = topo, capacity, weight, plan
+        self.seed = int(seed)
+        self.plan_obj = read_plan_file(plan)
+        nets = list(topology_units(topo, capacity=capacity, weight=weight, plan=self.plan_obj,
+                                   need_edges=False, log=log))
+        if len(nets) != 1:
+            raise UsageError(f"failover runs on one topology; --topo names {len(nets)}")
+        self.name, self.topology = nets[0][0], nets[0][1]
+        self.cases, eligible = failover_cases(self.topology, self.settings, seed=self.seed,
+                                              plan=self.plan_obj)
+        log(f"{self.name}: {eligible} entries have a backup avoiding a link their default path "
+            f"always crosses; {len(self.cases)} runs")
+
+    def config(self) -> Dict[str, Any]:
+        st = self.settings
+        return {"topo": self.topo, "capacity": self.capacity, "weight": self.weight,
+                "plan": self.plan, "failover": dataclasses.asdict(st),
+                "table_rule": f"tpcstudy path_table: slot 0 the IGP path, then sps link-disjoint "
+                              f"paths, k={st.k}, at most {st.paths}"}
+
+    def seeds(self) -> Optional[List[int]]:
+        return [self.seed]
+
+    def units(self, log: Log) -> Iterator[Unit]:
+        yield Unit(self.name, self.topology, self.plan_obj,
+                   [Task({"scenario": self.name, "run": c.run}, c) for c in self.cases],
+                   seed=self.seed, prepare=_quiet)
+
+    def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
+        return run_failover_case(emu, task.args, self.settings, scenario=self.name,
+                                 seed=self.seed, log=log)
+
+    def table(self, rows: Sequence[Row]) -> str:
+        return format_recovery(recovery_summary(rows))
+
+
+def recovery_summary(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Per strategy: runs, runs hit (their connection stalled), recovered, and the quartiles of
+    the recovery time in seconds (runs that never recovered count as infinite)."""
+    out = []
+    for name in STRATEGIES:
+        sel = [r for r in rows if r.get("strategy") == name]
+        if not sel:
+            continue
+        vals = [num(r.get("recovery_s")) for r in sel
+                if r.get("status") in ("ok", "not recovered")]
+        vals = sorted(v for v in vals if not math.isnan(v))
+        fin = [v for v in vals if math.isfinite(v)]
+        q = [quantile_inf(vals, x) for x in (0.25, 0.5, 0.75)]
+        out.append({"strategy": name, "param": str(sel[0].get("param") or ""), "runs": len(sel),
+                    "hit": len(vals), "recovered": len(fin), "q1": q[0], "median": q[1],
+                    "q3": q[2], "min": fin[0] if fin else math.nan,
+                    "max": fin[-1] if fin else math.nan,
+                    "mean": statistics.fmean(fin) if fin else math.nan})
+    return out
+
+
+def format_recovery(summary: Sequence[Mapping[str, Any]]) -> str:
+    """The table the CLI prints: per strategy, runs hit and recovered, recovery quartiles."""
+    lines = [f"{'strategy':>9} {'param':>9} {'runs':>5} {'hit':>4} {'recovered':>9} "
+             f"{'median s':>9} {'q1':>7} {'q3':>7}"]
+    for s in summary:
+        lines.append(f"{s['strategy']:>9} {s['param']:>9} {s['runs']:>5} {s['hit']:>4} "
+                     f"{s['recovered']:>9} {s['median']:>9.3f} {s['q1']:>7.3f} {s['q3']:>7.3f}")
+    lines.append("recovery = first data after the failure's stall - failure time; hit = runs "
+                 "whose connection stalled")
+    return "\n".join(lines)
+
+
+def summary_line(rows: Sequence[Row]) -> str:
+    """One line of key numbers (``tpcstudy plot``)."""
+    return "; ".join(f"{s['strategy']}{' ' + s['param'] if s['param'] else ''}: median "
+                     f"{s['median']:.2f} s over {s['hit']} runs" for s in recovery_summary(rows))

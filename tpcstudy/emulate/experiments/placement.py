@@ -24,8 +24,10 @@ import dataclasses
 import math
 from typing import Dict, List, Sequence, Tuple
 
-from .. import MaxFlowResult, Topology, shortest_paths
-from ..errors import UsageError
+from ...errors import UsageError
+from ...maxflow import MaxFlowResult
+from ...paths import shortest_paths
+from ...topology import Topology
 
 __all__ = ["Connection", "Placement", "largest_remainder", "place_connections", "route_segments",
            "FLOW_EPS"]
@@ -162,14 +164,3 @@ def place_connections(topo: Topology, result: MaxFlowResult, *, per_pair: int,
                 conns.append(Connection(cid, model, s, t, path, segs, flow))
                 cid += 1
     return Placement(model, conns, len(result.pairs), unserved, unplaced, notes)
-
-
-def summarize_placement(p: Placement) -> Dict[str, object]:
-    paths = {(c.source, c.destination, c.path) for c in p.connections}
-    return {"model": p.model, "connections": len(p.connections), "paths": len(paths),
-            "pairs": p.pairs, "unserved_pairs": p.unserved,
-            "max_segments": max((len(c.segments) for c in p.connections), default=0),
-            "unplaced_flow": p.unplaced_flow}
-
-
-

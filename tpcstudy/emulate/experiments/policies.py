@@ -15,7 +15,7 @@ For one set of pairs (heavy pairs drawn as ``tpcstudy maxflow`` draws them):
    (:func:`equal_share_value`) is what the table's sr-paths carry when every pair gets the same
    rate, so ``load`` = 1 offers each pair exactly its feasible equal share (offering the
    max-throughput optimum evenly would overload the pairs the optimum starves).
-3. **The run** (:func:`tpcstudy.emulate.traffic.run_arrivals`): the agent asks the source's
+3. **The run** (:func:`tpcstudy.emulate.agent.client.run_traffic`): the agent asks the source's
    policy for the path of every new connection, feeds it each live connection's ``TCP_INFO``
    (smoothed RTT, bytes acknowledged) every ``poll_ms`` and applies the moves it asks for.
 
@@ -32,22 +32,40 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import max_flow, path_table
-from ..errors import UsageError
-from ..metrics import jain_index
-from ..policies import make_policy, parse_policy
-from ..study.emulation import fct_quantile
-from .lifecycle import Emulation
-from .queues import queue_job
-from .srh import srh_bytes
-from .traffic import Arrival, run_arrivals
+from ...errors import UsageError
+from ...export import path_table
+from ...maxflow import max_flow
+from ...metrics import jain_index, quantile_inf
+from ...policies import make_policy, parse_policy
+from ...study.tasks import Task
+from ..agent.client import Transfer, queue_watch, run_traffic
+from ..agent.protocol import PolicySpec
+from ..network.lifecycle import Emulation
+from ..network.srh import srh_bytes
+from .harness import (
+    PAIRS_RULE,
+    Experiment,
+    Log,
+    Row,
+    Unit,
+    check_heavy,
+    num,
+    pair_tasks,
+    read_plan_file,
+    topology_units,
+)
 
 __all__ = ["PolicySettings", "poisson_arrivals", "policy_tables", "measure_policies", "COLUMNS",
-           "KEY", "LIVE_POLICIES"]
+           "KEY", "KIND", "LIVE_POLICIES", "Policies", "format_policies", "summary_line",
+           "equal_share_value"]
+
+#: Results kind: one row per (network, heavy percent, seed, policy); the two-path scenarios
+#: (:mod:`.twopaths`) write the same kind and columns.
+KIND = "emulate-policies"
 
 #: Policies the emulator drives (all of :data:`tpcstudy.policies.POLICIES`).
 LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput", "queue-max",
@@ -98,7 +116,7 @@ class PolicySettings:
 
 def poisson_arrivals(pairs: Sequence[Tuple[str, str]], *, rate: float, seconds: float,
                      mean_bytes: float, shape: float, seed: int,
-                     first_id: int = 1) -> List[Arrival]:
+                     first_id: int = 1) -> List[Transfer]:
     """Per pair, transfers arriving as a Poisson process of ``rate`` per second over
     ``[0, seconds)``, sizes Pareto of ``shape`` with mean ``mean_bytes`` (scale ``mean (shape -
     1) / shape``, at least 1 byte). One generator seeded by ``seed``, pairs in the given order:
@@ -117,7 +135,8 @@ def poisson_arrivals(pairs: Sequence[Tuple[str, str]], *, rate: float, seconds: 
             size = max(1, int(round(scale * (1.0 + float(rng.pareto(shape))))))
             out.append((t, s, d, size))
     out.sort(key=lambda x: x[0])
-    return [Arrival(first_id + i, round(t, 6), s, d, size) for i, (t, s, d, size) in enumerate(out)]
+    return [Transfer(first_id + i, s, d, at=round(t, 6), size=size)
+            for i, (t, s, d, size) in enumerate(out)]
 
 
 @dataclasses.dataclass
@@ -187,7 +206,7 @@ def policy_tables(topo: Any, pairs: Sequence[Tuple[str, str]], plan: Any, *, k: 
 
 def _quantiles(fcts: Sequence[float]) -> Tuple[float, float]:
     xs = sorted(fcts)
-    return fct_quantile(xs, 0.5), fct_quantile(xs, 0.99)
+    return quantile_inf(xs, 0.5), quantile_inf(xs, 0.99)
 
 
 def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: PolicySettings,
@@ -205,10 +224,10 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
     rate = settings.load * equal_units * unit_bps / 8.0 / (len(pairs) * settings.mean_bytes)
     arrivals = poisson_arrivals(pairs, rate=rate, seconds=settings.warmup + settings.seconds,
                                 mean_bytes=settings.mean_bytes, shape=settings.shape, seed=seed)
-    offered = sum(a.size for a in arrivals) * 8.0 / (settings.warmup + settings.seconds) / unit_bps
+    offered = sum(a.size or 0 for a in arrivals) * 8.0 / (settings.warmup + settings.seconds) / unit_bps
     in_window = [a for a in arrivals if settings.warmup <= a.at < settings.warmup + settings.seconds]
     tables = {s: {d: list(v) for d, v in ds.items()} for s, ds in tabs.srhs.items()}
-    queues = (queue_job(spec, tabs.routes, QUEUE_INTERVAL_MS)
+    queues = (queue_watch(spec, tabs.routes, QUEUE_INTERVAL_MS)
               if any(p.startswith("queue-") for p in settings.policies) else None)
     rows: List[Dict[str, Any]] = []
     for spec_p in dict.fromkeys(settings.policies):
@@ -221,25 +240,24 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
                                    shape=settings.shape, link_mbps=spec.link_mbps,
                                    warmup=settings.warmup, seconds=settings.seconds,
                                    drain=settings.drain, transfers=len(in_window))
-        pols: Dict[str, Dict[str, Any]] = {}
+        pols: Dict[str, PolicySpec] = {}
         for src, dests in tabs.srhs.items():
             npaths = {d: len(v) for d, v in dests.items()}
-            pols[src] = {"spec": spec_p, "paths": npaths, "seed": seed,
-                         "shares": tabs.shares[src]}
+            pols[src] = PolicySpec(spec_p, npaths, seed, tabs.shares[src])
             make_policy(spec_p, npaths, seed=seed, shares=tabs.shares[src])  # errors here
         log(f"{base.get('scenario')}: {spec_p}: {len(arrivals)} transfers (offered "
             f"{offered:.2f} units; equal shares carry {equal_units:.2f}, the LP optimum "
             f"{lp_units:.2f}); running {settings.warmup:g} + "
             f"{settings.seconds:g} s (+ {settings.drain:g} s drain)")
-        res = run_arrivals(emu, arrivals, tables, pols, warmup=settings.warmup,
-                           seconds=settings.seconds, drain=settings.drain,
-                           poll_ms=settings.poll_ms, queues=queues)
+        res = run_traffic(emu, arrivals, warmup=settings.warmup, seconds=settings.seconds,
+                          drain=settings.drain, tables=tables, policies=pols, queues=queues,
+                          poll_ms=settings.poll_ms)
         t0 = res.times["connect"]
         secs = res.seconds
         per_pair: Dict[Tuple[str, str], float] = {(s, d): 0.0 for s, d in pairs}
         total = 0
         for a in arrivals:
-            got = int(res.receiver.get(a.id, {}).get("window_bytes", 0))
+            got = res.transfers[a.id].window_bytes
             per_pair[(a.source, a.destination)] += got
             total += got
         fcts: List[float] = []
@@ -248,15 +266,16 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
         starts: Dict[str, int] = {}
         moves = 0
         for a in in_window:
-            r = res.sender.get(a.id, {})
-            if r.get("error") and not str(r["error"]).startswith(("connect:", "setup:")):
+            r = res.transfers[a.id]
+            err = r.error
+            if err and not err.startswith(("connect:", "setup:")):
                 aborted += 1  # the kernel ended it (timed out, reset): its FCT is infinite
-            elif r.get("error"):
+            elif err:
                 errors += 1
-                kinds[str(r["error"])] = kinds.get(str(r["error"]), 0) + 1
-            done = r.get("done")
+                kinds[err] = kinds.get(err, 0) + 1
+            done = r.sent.done if r.sent else None
             fcts.append(float(done) - (t0 + a.at) if done is not None else math.inf)
-            slots = [sl for _, sl in r.get("paths") or []]
+            slots = [sl for _, sl in r.paths]
             first = "plain" if not slots or slots[0] is None else str(slots[0])
             starts[first] = starts.get(first, 0) + 1
             moves += max(0, len(slots) - 1)
@@ -281,17 +300,65 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
     return rows
 
 
+class Policies(Experiment):
+    """The policies on ``--topo``'s heavy pairs (module docstring): one task per (network,
+    heavy percent, seed) running every policy on the same transfers."""
+
+    kind = KIND
+    columns = COLUMNS
+    key = KEY
+    figure = "plot_policies"
+
+    def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
+                 plan: Optional[str] = None, heavy: Sequence[float] = (20.0,),
+                 seeds: Sequence[int] = (0,), settings: Optional[PolicySettings] = None) -> None:
+        self.settings = settings or PolicySettings()
+        self.settings.check()
+        check_heavy(heavy)
+        self.topo, self.capacity, self.weight, self.plan = topo, capacity, weight, plan
+        self.plan_obj = read_plan_file(plan)
+        self.heavy, self.seed_list = [float(h) for h in heavy], [int(s) for s in seeds]
+        self.solver = self.settings.solver
+
+    def config(self) -> Dict[str, Any]:
+        st = self.settings
+        return {"topo": self.topo, "capacity": self.capacity, "weight": self.weight,
+                "plan": self.plan, "heavy": self.heavy, "policies": dataclasses.asdict(st),
+                "pairs_rule": PAIRS_RULE,
+                "table_rule": f"tpcstudy path_table(select='maxflow'): slot 0 the IGP path, then "
+                              f"the sr LP's paths (k={st.k}), then sps paths; {st.paths} slots",
+                "arrivals_rule": "per pair Poisson, rate load * LP / (pairs * mean size); "
+                                 "Pareto sizes; numpy default_rng(seed), pairs in order"}
+
+    def seeds(self) -> Optional[List[int]]:
+        return self.seed_list
+
+    def units(self, log: Log) -> Iterator[Unit]:
+        for name, topo, plan, _ in topology_units(self.topo, capacity=self.capacity,
+                                                  weight=self.weight, plan=self.plan_obj,
+                                                  log=log):
+            yield Unit(name, topo, plan, pair_tasks(name, topo, self.heavy, self.seed_list),
+                       seed=self.seed_list[0] if self.seed_list else 0)
+
+    def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
+        return measure_policies(emu, task.args, self.settings, base=dict(task.key),
+                                seed=int(task.key["seed"]), log=log)
+
+    def table(self, rows: Sequence[Row]) -> str:
+        return format_policies(rows)
+
+
+def summary_line(rows: Sequence[Row]) -> str:
+    """One line of key numbers (``tpcstudy plot``)."""
+    return "; ".join(f"{r['policy']}: {100 * num(r['goodput_lp']):.0f} % of LP, FCT median "
+                     f"{num(r['fct_median']):.2f} s" for r in rows if r.get("status") == "ok")
+
+
 def format_policies(rows: Sequence[Dict[str, Any]]) -> str:
     """The table the CLI prints: policy x {goodput % of LP, median FCT, p99 FCT, Jain}."""
     lines = [f"{'scenario':>12} {'heavy':>5} {'seed':>4} {'policy':>14} {'goodput':>8} "
              f"{'% of LP':>8} {'% offer':>8} {'FCT med':>8} {'FCT p99':>8} {'done':>9} "
              f"{'Jain':>6} {'moves':>6}"]
-
-    def num(x: Any) -> float:
-        try:
-            return float(x)
-        except (TypeError, ValueError):
-            return math.nan
 
     for r in rows:
         if r.get("status") != "ok":

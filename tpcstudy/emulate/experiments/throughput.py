@@ -9,12 +9,12 @@ model (``ecmp``, ``sr``, ``multipath``, ``mptcp:K``):
    network can give all six paths to two clients and none to the other two); the balanced one
    keeps every pair busy and gives the pairs equal shares, which is what TCP connections
    sharing bottlenecks converge to. Column ``lp_solution`` says which one ran.
-2. **Connections** on its paths (:mod:`~tpcstudy.emulate.placement`): ``per_pair`` per pair,
+2. **Connections** on its paths (:mod:`~.placement`): ``per_pair`` per pair,
    proportional to the pair's path flows; ``sr`` and ``multipath`` carry SRHs.
 3. **Real TCP** (cubic) for ``warmup + seconds``; the receivers' goodput over the window, in
    link units (one unit = ``link_mbps``), beside the LP value: ``ratio = measured / lp``.
 
-``mptcp:K`` is real kernel MPTCP (:mod:`~tpcstudy.emulate.mptcp`): one MPTCP connection for every
+``mptcp:K`` is real kernel MPTCP (:mod:`~tpcstudy.emulate.network.mptcp`): one MPTCP connection for every
 pair with K subflows (K - 1 extra source addresses as the
 in-kernel path manager's ``subflow`` endpoints), the routers' ECMP hashing placing each subflow
 on one path. Its ``lp_value`` is the analytic ``mptcp:K`` model's (docs/method.md §4): the
@@ -45,22 +45,43 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import MaxFlowResult, Topology, max_flow
-from ..errors import UsageError
-from .lifecycle import Emulation
-from .mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters, mptcp_model_value
+from ...errors import UsageError
+from ...export.addressing import AddressPlan
+from ...maxflow import MaxFlowResult, max_flow
+from ...study.tasks import Task
+from ...topology import Topology
+from ..agent.client import Transfer, run_traffic
+from ..network.lifecycle import Emulation
+from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
+from ..network.spec import PACKET_BYTES
+from ..network.srh import srh_bytes
+from .harness import (
+    PAIRS_RULE,
+    Experiment,
+    Log,
+    Row,
+    Unit,
+    check_heavy,
+    num,
+    pair_tasks,
+    topology_units,
+)
 from .placement import Placement, place_connections
-from .spec import PACKET_BYTES
-from .srh import srh_bytes
-from .traffic import Flow, run_flows
 
-__all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "lp_solution", "measure_models",
-           "ThroughputSettings", "parse_model"]
+__all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "KIND", "lp_solution", "measure_models",
+           "ThroughputSettings", "Throughput", "parse_model", "mptcp_model_value", "format_rows",
+           "summary", "summary_line", "DEFAULT_CONNECTIONS"]
+
+#: Results kind (``meta.json``): one row per (network, heavy percent, seed, model).
+KIND = "emulate-throughput"
+#: Connections per pair on a topology (a scenario brings its own).
+DEFAULT_CONNECTIONS = 8
 
 #: Models placed from their LP solution; ``mptcp:K`` (K = 1..8 subflows) runs real MPTCP.
 THROUGHPUT_MODELS = ("ecmp", "sr", "multipath")
@@ -97,11 +118,13 @@ class ThroughputSettings:
     draws: int = 32
 
     def check(self) -> None:
+        if not self.models:
+            raise UsageError("--models: give at least one model")
         for m in self.models:
             parse_model(m)
         if self.draws < 1:
             raise UsageError(f"draws {self.draws}: at least 1")
-        if self.per_pair < 0:  # 0: the default of the network (study.DEFAULT_CONNECTIONS)
+        if self.per_pair < 0:  # 0: the default of the network (DEFAULT_CONNECTIONS)
             raise UsageError(f"--connections must be >= 1, got {self.per_pair}")
         if not (self.seconds > 0 and self.warmup >= 0):
             raise UsageError("--seconds must be > 0 and --warmup >= 0")
@@ -146,12 +169,21 @@ def lp_solution(topo: Topology, pairs: Any, model: str, *, k: int = 4,
     return res, "as solved"
 
 
-def _flows(emu: Emulation, placement: Placement) -> List[Flow]:
+def mptcp_model_value(topo: Topology, pairs: Sequence[Tuple[str, str]], k: int,
+                      draws: int = 32, solver: str = "highs") -> Tuple[float, float]:
+    """The analytic ``mptcp:K`` value on ``pairs``: mean and standard deviation over hash draws
+    (seeds 0..draws-1), in the topology's capacity units."""
+    vals = [max_flow(topo, list(pairs), model="mptcp", subflows=k, seed=s, solver=solver).value
+            for s in range(draws)]
+    return float(np.mean(vals)), float(np.std(vals))
+
+
+def _transfers(emu: Emulation, placement: Placement) -> List[Transfer]:
     plan = emu.spec.plan
     out = []
     for c in placement.connections:
-        paths = [srh_bytes([plan.loopback(w) for w in c.segments])] if c.segments else []
-        out.append(Flow(c.id, c.source, c.destination, paths))
+        paths = (srh_bytes([plan.loopback(w) for w in c.segments]),) if c.segments else ()
+        out.append(Transfer(c.id, c.source, c.destination, paths=paths))
     return out
 
 
@@ -180,7 +212,7 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                                          solver=settings.solver)
             run = list(pairs)  # every pair, as hosts running MPTCP do (module docstring)
             lp_units = mean / spec.unit
-            flows = [Flow(1 + 100_000 * mi + i, s, t, mptcp=True)
+            flows = [Transfer(1 + 100_000 * mi + i, s, t, mptcp=True)
                      for i, (s, t) in enumerate(run)]
             row.update(lp_value=round(lp_units, 9), served_pairs=len(run),
                        connections=len(flows), paths="", max_segments=0,
@@ -188,7 +220,7 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                                    f"(sd {sd / spec.unit:.3g})")
             sources = sorted({s for s, _ in run})
             dests = sorted({t for _, t in run})
-            enable_subflows(emu, sources, dests, subflows)
+            enable_subflows(spec, sources, dests, subflows)
             ends = sorted(set(sources) | set(dests))
             before = mptcp_counters(spec, ends, MPTCP_COUNTERS)
             what = f"{len(flows)} MPTCP connections of {subflows} subflows"
@@ -212,14 +244,14 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                 row.update(status="skipped", error="the LP puts no flow on any pair")
                 rows.append(row)
                 continue
-            flows = _flows(emu, placement)
+            flows = _transfers(emu, placement)
             what = f"{len(placement.connections)} connections on {row['paths']} paths"
         log(f"{base.get('scenario')}: {model}: {'model' if kind == 'mptcp' else 'LP'} "
             f"{lp_units:.3f} units ({row['lp_solution']}), {what}; running "
             f"{settings.warmup:g} + {settings.seconds:g} s")
         if mi and settings.pause > 0:
             time.sleep(settings.pause)  # let the previous model's queues drain
-        tr = run_flows(emu, flows, warmup=settings.warmup, seconds=settings.seconds)
+        tr = run_traffic(emu, flows, warmup=settings.warmup, seconds=settings.seconds)
         if kind == "mptcp":
             after = mptcp_counters(spec, ends, MPTCP_COUNTERS)
             d = {c: after[c] - before[c] for c in MPTCP_COUNTERS}
@@ -227,12 +259,12 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                        subflows_expected=len(flows) * (subflows - 1),
                        subflows_stale=d["SubflowStale"], mptcp_reinjected=d["MPTCPRetrans"])
         measured = spec.rate_units(tr.goodput_bps())
-        got = [f for f in tr.flows.values() if f.window_bytes > 0]
+        got = [f for f in tr.transfers.values() if f.window_bytes > 0]
         total = sum(f.window_bytes for f in got)
         ceiling = (sum(f.window_bytes * f.tcp_info.get("snd_mss", 0) / PACKET_BYTES for f in got)
                    / total) if total else math.nan
-        failed = [f for f in tr.flows.values() if f.error]
-        starved = [f for f in tr.flows.values() if not f.error and f.window_bytes == 0]
+        failed = [f for f in tr.transfers.values() if f.error]
+        starved = [f for f in tr.transfers.values() if not f.error and f.window_bytes == 0]
         row.update(measured=round(measured, 6),
                    ratio=round(measured / lp_units, 6) if lp_units > 0 else math.nan,
                    ceiling=round(ceiling, 6) if ceiling > 0 else math.nan,
@@ -241,7 +273,7 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                    if lp_units > 0 and ceiling > 0 else math.nan,
                    failed_connections=len(failed), starved_connections=len(starved),
                    retransmits=sum(int(f.tcp_info.get("total_retrans", 0))
-                                   for f in tr.flows.values()),
+                                   for f in tr.transfers.values()),
                    cpu_busy=round(tr.cpu_busy, 4), status="ok" if not failed else "failed",
                    error=f"{len(failed)} connections failed ({failed[0].error})" if failed
                    else "")
@@ -259,6 +291,94 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
             if ref["measured"]:
                 r["measured_gain"] = round(r["measured"] / ref["measured"], 6)
     return rows
+
+
+class Throughput(Experiment):
+    """Throughput against the LP (module docstring) on ``--topo`` (one task per heavy percent
+    and seed) or a hand-made ``--scenario`` (its own pairs), one network each."""
+
+    kind = KIND
+    columns = COLUMNS
+    key = KEY
+    figure = "plot_throughput"
+
+    def __init__(self, *, topo: Optional[str] = None, scenario_name: Optional[str] = None,
+                 capacity: str = "uniform", weight: str = "hop", plan: Optional[str] = None,
+                 plan_obj: Optional[AddressPlan] = None, heavy: Sequence[float] = (20.0,),
+                 seeds: Sequence[int] = (0,),
+                 settings: Optional[ThroughputSettings] = None) -> None:
+        self.settings = settings or ThroughputSettings()
+        self.settings.check()
+        check_heavy(heavy)
+        self.topo, self.scenario_name = topo, scenario_name
+        self.capacity, self.weight, self.plan, self.plan_obj = capacity, weight, plan, plan_obj
+        self.heavy, self.seed_list = [float(h) for h in heavy], [int(s) for s in seeds]
+        self.solver = self.settings.solver
+
+    def config(self) -> Dict[str, Any]:
+        st = self.settings
+        sc = self.scenario_name
+        return {"topo": self.topo, "scenario": sc, "capacity": self.capacity,
+                "weight": self.weight, "plan": self.plan, "heavy": None if sc else self.heavy,
+                "models": list(st.models), "k": st.k,
+                "connections_per_pair": st.per_pair or ("scenario's" if sc
+                                                        else DEFAULT_CONNECTIONS),
+                "warmup": st.warmup, "seconds": st.seconds, "solver": st.solver,
+                "pairs_rule": "the scenario's pairs" if sc else PAIRS_RULE,
+                "placement": "LP optimum balanced across pairs when that keeps the optimum; "
+                             "largest-remainder connections per pair on its paths"}
+
+    def seeds(self) -> Optional[List[int]]:
+        return None if self.scenario_name else self.seed_list
+
+    def units(self, log: Log) -> Iterator[Unit]:
+        for name, topo, plan, sc in topology_units(
+                self.topo, capacity=self.capacity, weight=self.weight, plan=self.plan_obj,
+                scenario_name=self.scenario_name, log=log):
+            if sc is not None:
+                tasks = [Task({"scenario": name, "heavy": "", "seed": ""},
+                              (list(sc.pairs), sc.connections_per_pair))]
+            else:
+                tasks = [Task(t.key, (t.args, DEFAULT_CONNECTIONS))
+                         for t in pair_tasks(name, topo, self.heavy, self.seed_list)]
+            yield Unit(name, topo, plan, tasks, seed=self.seed_list[0] if self.seed_list else 0)
+
+    def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
+        pairs, per_pair = task.args
+        st = dataclasses.replace(self.settings, per_pair=self.settings.per_pair or per_pair)
+        return measure_models(emu, pairs, st, base=dict(task.key), log=log)
+
+    def table(self, rows: Sequence[Row]) -> str:
+        return format_rows(rows)
+
+
+def summary(rows: Sequence[Row]) -> Dict[str, Dict[str, float]]:
+    """Per model over the measured draws: median measured / LP, median payload ceiling, median
+    measured and LP gain over ecmp, and the number of draws."""
+    out: Dict[str, Dict[str, float]] = {}
+    for m in dict.fromkeys(str(r.get("model")) for r in rows):
+        sel = [r for r in rows if r.get("model") == m and r.get("status") == "ok"]
+        if sel:
+            out[m] = {"draws": len(sel), **{c: _median(sel, c) for c in
+                                            ("ratio", "ceiling", "data_share", "measured_gain",
+                                             "lp_gain")}}
+    return out
+
+
+def _median(rows: Sequence[Row], col: str) -> float:
+    vals = [v for v in (num(r.get(col)) for r in rows) if math.isfinite(v)]
+    return float(statistics.median(vals)) if vals else math.nan
+
+
+def summary_line(rows: Sequence[Row]) -> str:
+    """One line of key numbers (``tpcstudy plot``)."""
+    parts = []
+    for m, s in summary(rows).items():
+        text = f"{m}: measured/LP {s['ratio']:.3f} (ceiling {s['ceiling']:.3f})"
+        if m != "ecmp" and math.isfinite(s["measured_gain"]):
+            text += f", gain {s['measured_gain']:.2f} (LP {s['lp_gain']:.2f})"
+        parts.append(text)
+    return "; ".join(parts) + " (medians over draws)"
 
 
 def format_rows(rows: Sequence[Dict[str, Any]]) -> str:

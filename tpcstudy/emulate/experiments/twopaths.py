@@ -1,11 +1,12 @@
 """Two-path scenarios for the host policies: the BA paper's multihoming and the TPC paper's
 changing delay (congestion as the source of delay: this project's kernels have no netem).
 
-The network (:func:`two_sites`): site router ``A`` reaches site router ``B`` over two
-equal-cost paths ``A - P1 - B`` (slot 0 of the table) and ``A - P2 - B`` (slot 1), each link of
-capacity 1 (``--link-mbps``); a background host ``G`` sits behind ``A`` on a link of capacity 4
-(never the bottleneck), its traffic pinned by SRH to one path at a time. The policies choose
-between the two paths for ``A``'s transfers only (``ecmp``: no SRH, the routers hash).
+The network (:func:`~tpcstudy.emulate.network.handmade.two_sites`): site router ``A`` reaches
+site router ``B`` over two equal-cost paths ``A - P1 - B`` (slot 0 of the table) and ``A - P2 -
+B`` (slot 1), each link of capacity 1 (``--link-mbps``); a background host ``G`` sits behind
+``A`` on a link of capacity 4 (never the bottleneck), its traffic pinned by SRH to one path at a
+time. The policies choose between the two paths for ``A``'s transfers only (``ecmp``: no SRH,
+the routers hash).
 
 - **multihoming** ("Bandwidth Aggregation over Multihoming Links", Sterca, Bufnea, Niculescu,
   scaled down): ``flows`` long-lived site flows start in the first second, each placed by the
@@ -26,41 +27,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import Topology, default_plan
-from ..errors import UsageError
-from ..policies import make_policy, parse_policy
-from ..study.emulation import fct_quantile
-from .lifecycle import Emulation
-from .queues import queue_job
-from .srh import srh_bytes
-from .traffic import Arrival, ArrivalsResult, run_arrivals
+from ...errors import UsageError
+from ...metrics import multihoming_metrics, quantile_inf
+from ...policies import make_policy, parse_policy
+from ...study.tasks import Task
+from ..agent.client import TrafficResult, Transfer, queue_watch, run_traffic
+from ..agent.protocol import PolicySpec
+from ..network.handmade import two_sites
+from ..network.lifecycle import Emulation
+from ..network.srh import srh_bytes
+from .harness import Experiment, Log, Row, Unit, num
+from .policies import COLUMNS, KEY, KIND
 
-__all__ = ["two_sites", "TwoPathSettings", "multihoming_arrivals", "delay_arrivals",
+__all__ = ["TwoPathSettings", "multihoming_arrivals", "delay_arrivals", "TwoPaths",
            "measure_two_paths", "counts_over_time", "format_two_paths", "SCENARIOS"]
 
 SCENARIOS = ("multihoming", "delay")
-#: A site flow that runs until the end (bytes it never reaches).
-ENDLESS = 1 << 40
-
-
-def two_sites() -> Tuple[Topology, Any]:
-    """The two-path network of the module docstring and its addressing plan."""
-    nodes = ["A", "B", "P1", "P2", "G"]
-    links = [("A", "P1", 1.0), ("P1", "B", 1.0), ("A", "P2", 1.0), ("P2", "B", 1.0),
-             ("A", "G", 4.0)]
-    idx = {n: i for i, n in enumerate(nodes)}
-    u = np.array([min(idx[a], idx[b]) for a, b, _ in links], dtype=np.int32)
-    v = np.array([max(idx[a], idx[b]) for a, b, _ in links], dtype=np.int32)
-    cap = np.repeat([c for _, _, c in links], 2).astype(np.float64)
-    meta = {"capacity_unit": "link", "capacity_rule": "two sites: 1 per path link, 4 for G",
-            "weight_rule": "hop (both paths equal cost)", "pruned": True,
-            "source": "scenario two-sites"}
-    topo = Topology("two-sites", nodes, u, v, cap, np.ones(len(cap)), meta=meta)
-    return topo, default_plan(topo, edge_routers=["A", "B", "G"])
 
 
 @dataclasses.dataclass
@@ -92,46 +78,47 @@ class TwoPathSettings:
             raise UsageError("--seconds, --phase, --rate and --request-kb must be > 0")
 
 
-def multihoming_arrivals(st: TwoPathSettings) -> Tuple[List[Arrival], float, float]:
+def multihoming_arrivals(st: TwoPathSettings) -> Tuple[List[Transfer], float, float]:
     """Site flows (ids 1..flows) in the first second, then the burst pinned to path 1 (slot 0);
     returns the arrivals and the burst's start and end (s after the start)."""
     total = st.warmup + st.seconds
     b0, b1 = st.warmup + st.seconds / 3.0, st.warmup + 2.0 * st.seconds / 3.0
-    out = [Arrival(i + 1, round(i / max(1, st.flows), 6), "A", "B", ENDLESS)
+    out = [Transfer(i + 1, "A", "B", at=round(i / max(1, st.flows), 6))
            for i in range(st.flows)]
-    out += [Arrival(st.flows + j + 1, round(b0 + j * 0.01, 6), "G", "B", ENDLESS, slot=0,
-                    until=b1) for j in range(st.background)]
+    out += [Transfer(st.flows + j + 1, "G", "B", at=round(b0 + j * 0.01, 6), slot=0, until=b1)
+            for j in range(st.background)]
     assert b1 < total
     return sorted(out, key=lambda a: (a.at, a.id)), b0, b1
 
 
-def delay_arrivals(st: TwoPathSettings, seed: int) -> Tuple[List[Arrival], List[Tuple[float, int]]]:
+def delay_arrivals(st: TwoPathSettings, seed: int
+                   ) -> Tuple[List[Transfer], List[Tuple[float, int]]]:
     """Requests (Poisson, seeded) and the background of each phase (pinned to path
     ``phase index % 2``, cut at the phase's end); returns them and ``[(phase start, loaded slot)]``."""
     total = st.warmup + st.seconds
     rng = np.random.default_rng(seed)
     size = int(round(st.request_kb * 1000))
-    out: List[Arrival] = []
+    out: List[Transfer] = []
     t, nid = 0.0, 1
     while True:
         t += float(rng.exponential(1.0 / st.rate))
         if t >= total:
             break
-        out.append(Arrival(nid, round(t, 6), "A", "B", size))
+        out.append(Transfer(nid, "A", "B", at=round(t, 6), size=size))
         nid += 1
     phases = []
     start, k = 0.0, 0
     while start < total:
         end = min(total, start + st.phase)
         phases.append((start, k % 2))
-        out += [Arrival(nid + j, round(start + j * 0.01, 6), "G", "B", ENDLESS, slot=k % 2,
-                        until=end) for j in range(st.background)]
+        out += [Transfer(nid + j, "G", "B", at=round(start + j * 0.01, 6), slot=k % 2, until=end)
+                for j in range(st.background)]
         nid += st.background
         start, k = end, k + 1
     return sorted(out, key=lambda a: (a.at, a.id)), phases
 
 
-def counts_over_time(res: ArrivalsResult, ids: Sequence[int], t0: float, times: Sequence[float],
+def counts_over_time(res: TrafficResult, ids: Sequence[int], t0: float, times: Sequence[float],
                      paths: int = 2) -> List[List[int]]:
     """Site flows on each slot at each of ``times`` (s after ``t0``), from the agent's path
     logs (a flow counts from its first path until it ends)."""
@@ -140,9 +127,11 @@ def counts_over_time(res: ArrivalsResult, ids: Sequence[int], t0: float, times: 
         at = t0 + t
         n = [0] * paths
         for i in ids:
-            r = res.sender.get(i, {})
-            log = r.get("paths") or []
-            end = r.get("done") or r.get("cut")
+            r = res.transfers[i].sent if i in res.transfers else None
+            if r is None:
+                continue
+            log = r.paths
+            end = r.done or r.cut
             if not log or log[0][0] > at or (end is not None and end <= at):
                 continue
             slot = [s for ts, s in log if ts <= at][-1]
@@ -164,7 +153,7 @@ def measure_two_paths(emu: Emulation, st: TwoPathSettings, *, seed: int, base: D
     tables = {"A": {"B": slots}, "G": {"B": slots}}
     routes = {"A": {"B": [["A", "P1", "B"], ["A", "P2", "B"]]},
               "G": {"B": [["G", "A", "P1", "B"], ["G", "A", "P2", "B"]]}}
-    queues = (queue_job(spec, routes) if any(p.startswith("queue-") for p in st.policies)
+    queues = (queue_watch(spec, routes) if any(p.startswith("queue-") for p in st.policies)
               else None)
     if st.scenario == "multihoming":
         arrivals, b0, b1 = multihoming_arrivals(st)
@@ -177,30 +166,29 @@ def measure_two_paths(emu: Emulation, st: TwoPathSettings, *, seed: int, base: D
     rows = []
     for pol in dict.fromkeys(st.policies):
         make_policy(pol, {"B": 2}, seed=seed)  # errors here, not in the agent
-        pols = {src: {"spec": pol, "paths": {"B": 2}, "seed": seed} for src in ("A", "G")}
+        pols = {src: PolicySpec(pol, {"B": 2}, seed) for src in ("A", "G")}
         log(f"{st.scenario}: {pol}: {len(site)} site transfers; running {st.warmup:g} + "
             f"{st.seconds:g} s")
-        res = run_arrivals(emu, arrivals, tables, pols, warmup=st.warmup, seconds=st.seconds,
-                           drain=0.0 if st.scenario == "multihoming" else 3.0,
-                           poll_ms=st.poll_ms, queues=queues)
+        res = run_traffic(emu, arrivals, warmup=st.warmup, seconds=st.seconds,
+                          drain=0.0 if st.scenario == "multihoming" else 3.0, tables=tables,
+                          policies=pols, queues=queues, poll_ms=st.poll_ms)
         t0 = res.times["connect"]
         secs = res.seconds
         row: Dict[str, Any] = dict(base, policy=pol, pairs=1, paths=2, flows=len(site),
                                    link_mbps=spec.link_mbps, warmup=st.warmup,
                                    seconds=st.seconds, cpu_busy=round(res.cpu_busy, 4))
-        errors = sum(1 for a in site if res.sender.get(a.id, {}).get("error"))
-        moves = sum(max(0, len(res.sender.get(a.id, {}).get("paths") or []) - 1) for a in site)
+        errors = sum(1 for a in site if res.transfers[a.id].error)
+        moves = sum(max(0, len(res.transfers[a.id].paths) - 1) for a in site)
         if st.scenario == "multihoming":
-            tput = [8.0 * int(res.receiver.get(a.id, {}).get("window_bytes", 0)) / secs / 1e6
-                    for a in site]
+            tput = [8.0 * res.transfers[a.id].window_bytes / secs / 1e6 for a in site]
             every = [float(s) for s in range(int(st.warmup + st.seconds) + 1)]
             counts = counts_over_time(res, [a.id for a in site], t0, every)
             inside = [c for s, c in zip(every, counts) if b0 + 1 <= s < b1]
             burst = (float(np.mean([c[0] / max(1, sum(c)) for c in inside])) if inside
                      else math.nan)
-            row.update(mmr=round(min(tput) / max(tput), 4) if max(tput) > 0 else 0.0,
-                       std_mbps=round(float(np.std(tput)), 4),
-                       avgt_mbps=round(float(np.mean(tput)), 4),
+            mh = multihoming_metrics(tput)
+            row.update(mmr=round(mh["mmr"], 4), std_mbps=round(mh["std"], 4),
+                       avgt_mbps=round(mh["avgt"], 4),
                        goodput=round(sum(tput) * 1e6 / unit, 6), burst_share=round(burst, 4),
                        counts=" ".join(f"{int(s)}:{c[0]}/{c[1]}" for s, c in zip(every, counts)))
             log(f"{st.scenario}: {pol}: MMR {row['mmr']:.3f}, STD {row['std_mbps']:.3f}, AVGT "
@@ -210,18 +198,18 @@ def measure_two_paths(emu: Emulation, st: TwoPathSettings, *, seed: int, base: D
             win = [a for a in site if st.warmup <= a.at < st.warmup + st.seconds]
             fcts, idle = [], []
             for a in win:
-                r = res.sender.get(a.id, {})
-                done = r.get("done")
+                r = res.transfers[a.id]
+                done = r.sent.done if r.sent else None
                 fcts.append(float(done) - (t0 + a.at) if done is not None else math.inf)
-                first = (r.get("paths") or [[0, None]])[0][1]
+                first = (r.paths or [(0.0, None)])[0][1]
                 loaded = [sl for ps, sl in phases if ps <= a.at][-1]
                 if first is not None:
                     idle.append(1.0 if first != loaded else 0.0)
             xs = sorted(fcts)
             row.update(transfers=len(win), completed=sum(1 for f in fcts if math.isfinite(f)),
-                       fct_median=round(fct_quantile(xs, 0.5), 6),
-                       fct_p90=round(fct_quantile(xs, 0.9), 6),
-                       fct_p99=round(fct_quantile(xs, 0.99), 6),
+                       fct_median=round(quantile_inf(xs, 0.5), 6),
+                       fct_p90=round(quantile_inf(xs, 0.9), 6),
+                       fct_p99=round(quantile_inf(xs, 0.99), 6),
                        on_idle=round(float(np.mean(idle)), 4) if idle else math.nan,
                        fcts=" ".join("inf" if math.isinf(f) else f"{f:.4f}" for f in fcts))
             log(f"{st.scenario}: {pol}: FCT median {row['fct_median']:.3f} s, p99 "
@@ -232,14 +220,44 @@ def measure_two_paths(emu: Emulation, st: TwoPathSettings, *, seed: int, base: D
     return rows
 
 
+class TwoPaths(Experiment):
+    """The two-path policy scenarios (module docstring): one task per seed running every
+    policy on the same arrivals, on one network."""
+
+    kind = KIND
+    columns = COLUMNS
+    key = KEY
+    figure = "plot_policies"
+
+    def __init__(self, settings: TwoPathSettings, seeds: Sequence[int] = (0,)) -> None:
+        settings.check()
+        self.settings, self.seed_list = settings, [int(s) for s in seeds]
+
+    def config(self) -> Dict[str, Any]:
+        return {"scenario": self.settings.scenario,
+                "policies": dict(dataclasses.asdict(self.settings)),
+                "network_shape": "two sites A, B over paths A-P1-B (slot 0) and A-P2-B (slot "
+                                 "1); background host G behind A, pinned by SRH"}
+
+    def seeds(self) -> Optional[List[int]]:
+        return self.seed_list
+
+    def units(self, log: Log) -> Iterator[Unit]:
+        sc = two_sites()
+        yield Unit(self.settings.scenario, sc.topology, sc.plan,
+                   [Task({"scenario": self.settings.scenario, "heavy": "", "seed": sd}, sd)
+                    for sd in self.seed_list], seed=self.seed_list[0] if self.seed_list else 0)
+
+    def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
+        return measure_two_paths(emu, self.settings, seed=int(task.args), base=dict(task.key),
+                                 log=log)
+
+    def table(self, rows: Sequence[Row]) -> str:
+        return format_two_paths(rows)
+
+
 def format_two_paths(rows: Sequence[Dict[str, Any]]) -> str:
     """The table the CLI prints: multihoming MMR / STD / AVGT, or delay FCTs, per policy."""
-    def num(x: Any) -> float:
-        try:
-            return float(x)
-        except (TypeError, ValueError):
-            return math.nan
-
     ok = [r for r in rows if r.get("status") == "ok"]
     bad = [f"{r.get('scenario')} seed {r.get('seed')} {r.get('policy')}: {r.get('status')}: "
            f"{r.get('error')}" for r in rows if r.get("status") != "ok"]

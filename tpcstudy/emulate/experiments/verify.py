@@ -20,7 +20,11 @@ paths whose DAGs share no arc are probed together and split up again when someth
 variant's value size: 1556/1652/1684 bytes, 1024 entries), created at the batch file's own pin
 path on a private bpffs (a mount namespace of its own, so nothing leaks onto the host's
 ``/sys/fs/bpf`` and the maps vanish with it), dumped back with ``bpftool -j map dump`` and
-compared byte for byte with the batch file and the binary ``.bin`` file.
+compared byte for byte with the batch file and the binary ``.bin`` file. The table is data from
+someone else, read as root: each file is read once, bounded, without following a link; the
+batch file is copied into a private folder, checked there (every line a ``map update pinned``
+of the one pin path, a plain path under ``/sys/fs/bpf/``) and that copy is what bpftool loads;
+no shell sees any of it.
 """
 
 from __future__ import annotations
@@ -31,24 +35,41 @@ import json
 import os
 import select
 import socket
+import stat
 import struct
-import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from .. import AddressPlan, Topology, read_plan
-from ..errors import EmulationError, UsageError
-from ..export import KEY_SIZE, VARIANTS, decode_value
-from ..export.bpf import records_of_batch, records_of_binary
-from ..paths import dag_arcs
-from . import netns as _ns
-from .lifecycle import Emulation
-from .spec import host_address
-from .srh import IPV6_RTHDR, slot_srh, srh_bytes, srh_segments
+from ...errors import EmulationError, ExportError, PlanError, UsageError
+from ...export import KEY_SIZE, VARIANTS, decode_value
+from ...export.addressing import AddressPlan, read_plan
+from ...export.bpf import records_of_batch, records_of_binary
+from ...io import read_topology
+from ...paths import dag_arcs
+from ...study.tasks import Task
+from ...topology import Topology, prune
+from ..network import kernel
+from ..network.bpffs import check_pin, run_private
+from ..network.lifecycle import Emulation
+from ..network.spec import host_address
+from ..network.srh import IPV6_RTHDR, slot_srh, srh_bytes, srh_segments
+from .harness import Experiment, Log, Row, Unit
 
-__all__ = ["TablePath", "read_table", "probe_table", "check_maps", "MAP_ENTRIES"]
+__all__ = ["TablePath", "read_table", "probe_table", "check_maps", "MAP_ENTRIES", "Verify",
+           "KIND", "COLUMNS", "KEY", "read_bounded", "MAX_PROBES"]
+
+#: Results kind: one row per path probed and per map loaded.
+KIND = "emulate-verify"
+COLUMNS = ["check", "source", "destination", "prefix", "slot", "waypoints", "segments",
+           "probes", "delivered", "dag_arcs", "arcs_crossed", "off_dag_arcs", "variant", "map",
+           "value_size", "entries", "loaded", "identical", "status", "error"]
+KEY = ["check", "source", "prefix", "slot", "variant"]
+#: Most datagrams per path (each is a socket open at once in the source's namespace).
+MAX_PROBES = 64
+#: Largest table file read (a bpf batch file of the widest value and every entry is ~11 MB).
+MAX_FILE_BYTES = 64 << 20
 
 #: Entries of the agent's maps.
 MAP_ENTRIES = 1024
@@ -73,8 +94,77 @@ class TablePath:
 
 
 # --------------------------------------------------------------------------- reading
+def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes, at most ``limit``, not following a link (anything else is a
+    :class:`UsageError` naming the file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{path}: not a regular file")
+        if st.st_size > limit:
+            raise UsageError(f"{path}: {st.st_size} bytes, more than {limit} (not a table file)")
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise UsageError(f"{path}: more than {limit} bytes (not a table file)")
+        return data
+    finally:
+        os.close(fd)
+
+
+def _text(path: Path) -> str:
+    try:
+        return read_bounded(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(_text(path))
+    except ValueError as exc:
+        raise UsageError(f"{path}: not JSON ({exc})") from None
+
+
+def _index(d: Path) -> Tuple[str, Dict[str, Dict[str, str]]]:
+    """``bpf-<variant>/index.json``: the variant and, per source router, its files (each a
+    plain file name inside ``d``)."""
+    doc = _json(d / "index.json")
+    where = d / "index.json"
+    if not isinstance(doc, dict) or doc.get("variant") not in VARIANTS \
+            or not isinstance(doc.get("sources"), dict):
+        raise UsageError(f"{where}: expected {{'variant': one of {', '.join(VARIANTS)}, "
+                         f"'sources': {{router: {{'batch': FILE, ...}}}}}}")
+    sources: Dict[str, Dict[str, str]] = {}
+    for src, info in doc["sources"].items():
+        if not isinstance(info, dict) or not isinstance(info.get("batch"), str):
+            raise UsageError(f"{where}: source {str(src)[:60]!r} has no 'batch' file name")
+        for k in ("batch", "binary"):
+            name = info.get(k)
+            if name is not None and (not isinstance(name, str) or not name or "/" in name
+                                     or name in (".", "..") or "\0" in name):
+                raise UsageError(f"{where}: source {str(src)[:60]!r}: {k} {str(name)[:60]!r} "
+                                 f"is not a file name inside {d.name}/")
+        sources[str(src)] = {k: v for k, v in info.items() if k in ("batch", "binary")}
+    return str(doc["variant"]), sources
+
+
 def _batch_records(path: Path) -> Tuple[Set[str], List[Tuple[bytes, bytes]]]:
-    head, recs = records_of_batch(path.read_text(encoding="utf-8"), str(path))
+    try:
+        head, recs = records_of_batch(_text(path), str(path))
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
     return set(head["map"].split(", ")), recs
 
 
@@ -91,7 +181,10 @@ def read_table(table: Path, topo: Topology) -> Tuple[AddressPlan, List[TablePath
     table = Path(table)
     if not (table / "plan.json").is_file():
         raise UsageError(f"{table}: no plan.json (not a folder written by 'tpcstudy export')")
-    plan = read_plan(table / "plan.json")
+    try:
+        plan = read_plan(table / "plan.json")
+    except PlanError as exc:
+        raise UsageError(str(exc)) from None
     plan.check(topo)
     problems: List[str] = []
     from_json: Dict[Tuple[str, str], List[List[ipaddress.IPv6Address]]] = {}
@@ -99,7 +192,7 @@ def read_table(table: Path, topo: Topology) -> Tuple[AddressPlan, List[TablePath
     pj = table / "paths.json"
     if pj.is_file():
         try:
-            doc = json.loads(pj.read_text())
+            doc = _json(pj)
             for e in doc["entries"]:
                 key = (e["source"], str(ipaddress.IPv6Network(e["prefix"])))
                 from_json[key] = [[ipaddress.IPv6Address(a) for a in p["segments"]]
@@ -111,9 +204,8 @@ def read_table(table: Path, topo: Topology) -> Tuple[AddressPlan, List[TablePath
     bdirs = _bpf_dirs(table)
     if bdirs:
         d = bdirs[0]
-        index = json.loads((d / "index.json").read_text())
-        variant = index["variant"]
-        for src, info in index["sources"].items():
+        variant, sources = _index(d)
+        for src, info in sources.items():
             _, recs = _batch_records(d / info["batch"])
             for mkey, value in recs:
                 dec = decode_value(value, variant)
@@ -179,47 +271,54 @@ def _deltas(before: Dict[int, int], after: Dict[int, int]) -> Dict[int, int]:
 def probe_table(emu: Emulation, paths: Sequence[TablePath], *, probes: int = 8,
                 timeout: float = 2.0, log: Any = None) -> List[Dict[str, Any]]:
     """Probe every path (module docstring); one result dict per path."""
-    if probes < 1:
-        raise UsageError(f"--probes must be >= 1, got {probes}")
+    if not 1 <= probes <= MAX_PROBES:
+        raise UsageError(f"--probes {probes}: 1 to {MAX_PROBES} datagrams per path")
     spec = emu.spec
     log = log or (lambda m: None)
-    # a receiving socket per destination host address
-    receivers: Dict[str, socket.socket] = {}
-    for p in paths:
-        host = str(host_address(p.prefix))
-        if host in receivers:
-            continue
-        owner = spec.plan.router_of_key(p.prefix.network_address.packed[:8])
-        if owner is None:
-            raise EmulationError(f"prefix {p.prefix} is in no router's plan")
-        with _ns.enter(spec.router(owner).netns):
-            s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        s.bind((host, PROBE_PORT))
-        s.setblocking(False)
-        receivers[host] = s
+    switch = kernel.NetnsSwitch()
+    receivers: Dict[str, socket.socket] = {}  # a receiving socket per destination address
+    try:
+        for p in paths:
+            host = str(host_address(p.prefix))
+            if host in receivers:
+                continue
+            owner = spec.plan.router_of_key(p.prefix.network_address.packed[:8])
+            if owner is None:
+                raise EmulationError(f"prefix {p.prefix} is in no router's plan")
+            s = switch.socket_in(spec.router(owner).netns, socket.AF_INET6, socket.SOCK_DGRAM)
+            receivers[host] = s
+            s.bind((host, PROBE_PORT))
+            s.setblocking(False)
+        return _probe(emu, paths, probes, timeout, receivers, switch, log)
+    finally:
+        for s in receivers.values():
+            s.close()
+        switch.close()
+
+
+def _probe(emu: Emulation, paths: Sequence[TablePath], probes: int, timeout: float,
+           receivers: Dict[str, socket.socket], switch: kernel.NetnsSwitch, log: Any
+           ) -> List[Dict[str, Any]]:
+    spec = emu.spec
     waited = emu.wait_quiet()
     log(f"network quiet after {waited:.2f} s; probing {len(paths)} paths, {probes} datagrams each")
     results: Dict[int, Dict[str, Any]] = {}
 
     def run(batch: List[TablePath]) -> Dict[int, int]:
-        socks: List[Tuple[socket.socket, bytes, Tuple[str, int]]] = []
-        for p in batch:
-            src = str(spec.host(p.source))
-            dst = (str(host_address(p.prefix)), PROBE_PORT)
-            with _ns.enter(spec.router(p.source).netns):
-                for k in range(probes):
-                    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-                    s.bind((src, 0))
-                    s.setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, p.srh)
-                    socks.append((s, struct.pack(">IH", p.index, k), dst))
         got: Dict[int, Set[int]] = {p.index: set() for p in batch}
         before = emu.tx_packets()
-        try:
-            for s, payload, dst in socks:
-                s.sendto(payload, dst)
-        finally:
-            for s, _, _ in socks:
-                s.close()
+        for p in batch:  # one datagram at a time: a socket each (its own port), closed at once
+            src = str(spec.host(p.source))
+            dst = (str(host_address(p.prefix)), PROBE_PORT)
+            for k in range(probes):
+                s = switch.socket_in(spec.router(p.source).netns, socket.AF_INET6,
+                                     socket.SOCK_DGRAM)
+                try:
+                    s.bind((src, 0))
+                    s.setsockopt(socket.IPPROTO_IPV6, IPV6_RTHDR, p.srh)
+                    s.sendto(struct.pack(">IH", p.index, k), dst)
+                finally:
+                    s.close()
         want = probes * len(batch)
         deadline = time.monotonic() + timeout
         fds = {s.fileno(): s for s in receivers.values()}
@@ -250,8 +349,6 @@ def probe_table(emu: Emulation, paths: Sequence[TablePath], *, probes: int = 8,
         if stray and len(batch) > 1:  # find out whose packets strayed
             for p in batch:
                 run([p])
-    for s in receivers.values():
-        s.close()
     out = []
     topo = spec.topology
     for p in paths:
@@ -259,7 +356,7 @@ def probe_table(emu: Emulation, paths: Sequence[TablePath], *, probes: int = 8,
         stray = r["stray"]
         ok = r["delivered"] == probes and not stray
         out.append({
-            "source": p.source, "destination": p.destination, "prefix": str(p.prefix),
+            "check": "path", "source": p.source, "destination": p.destination, "prefix": str(p.prefix),
             "slot": p.slot, "waypoints": " ".join(p.waypoints), "segments": len(p.segments),
             "probes": probes, "delivered": r["delivered"], "dag_arcs": len(p.arcs),
             "arcs_crossed": len(r["crossed"]),
@@ -270,54 +367,65 @@ def probe_table(emu: Emulation, paths: Sequence[TablePath], *, probes: int = 8,
 
 
 # --------------------------------------------------------------------------- maps
-def _dump_bytes(items: List[Dict[str, Any]]) -> Dict[bytes, bytes]:
+def _dump_bytes(items: Any) -> Dict[bytes, bytes]:
     def conv(v: Any) -> bytes:
         return bytes(int(x, 16) for x in v)
 
     return {conv(it["key"]): conv(it["value"]) for it in items}
 
 
+def _load_copy(batch: Path, variant: Any, tmp: Path) -> Tuple[Dict[bytes, bytes], Dict[bytes, bytes]]:
+    """Copy ``batch`` into ``tmp``, check the copy, load it into a fresh map at its pin path in
+    a private bpffs and dump it back: ``(expected, got)``."""
+    copy = tmp / "table.batch"
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(read_bounded(batch))
+    pins, recs = _batch_records(copy)
+    expected = dict(recs)
+    if len(pins) != 1:
+        raise UsageError(f"{batch}: {len(pins)} pin paths, expected one")
+    if len(recs) > MAP_ENTRIES:
+        raise UsageError(f"{batch}: {len(recs)} entries, the agent's map holds {MAP_ENTRIES}")
+    pin = check_pin(pins.pop(), str(batch))
+    dump = run_private([
+        ["mkdir", os.path.dirname(pin)],
+        ["bpftool", "map", "create", pin, "type", "hash", "key", str(KEY_SIZE), "value",
+         str(variant.value_size), "entries", str(MAP_ENTRIES), "name", variant.map_name],
+        ["bpftool", "batch", "file", str(copy)],
+        ["bpftool", "-j", "map", "dump", "pinned", pin]])[-1]
+    try:
+        got = _dump_bytes(json.loads(dump))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EmulationError(f"bpftool map dump gave no map ({exc})") from None
+    return expected, got
+
+
 def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
     """Load every bpf batch file of ``table`` into a real map and compare (module docstring)."""
     log = log or (lambda m: None)
     out: List[Dict[str, Any]] = []
-    dirs = _bpf_dirs(Path(table))
-    for d in dirs:
-        index = json.loads((d / "index.json").read_text())
-        variant = VARIANTS[index["variant"]]
-        for src, info in index["sources"].items():
+    for d in _bpf_dirs(Path(table)):
+        name, sources = _index(d)
+        variant = VARIANTS[name]
+        for src, info in sources.items():
             batch = d / info["batch"]
-            row: Dict[str, Any] = {"variant": variant.name, "source": src, "map": variant.map_name,
-                                   "value_size": variant.value_size, "entries": 0,
-                                   "loaded": False, "identical": False, "error": ""}
+            row: Dict[str, Any] = {"check": "map", "variant": variant.name, "source": src,
+                                   "map": variant.map_name, "value_size": variant.value_size,
+                                   "entries": 0, "loaded": False, "identical": False,
+                                   "error": ""}
             try:
-                pins, recs = _batch_records(batch)
-                expected = dict(recs)
-                row["entries"] = len(expected)
-                if len(pins) != 1:
-                    raise UsageError(f"{batch}: {len(pins)} pin paths, expected one")
-                pin = pins.pop()
-                if not pin.startswith("/sys/fs/bpf/") or any(c in pin for c in " '\"\\$`;"):
-                    raise UsageError(f"{batch}: pin path {pin!r} is not a plain path under "
-                                     f"/sys/fs/bpf/")
-                binf = d / info.get("binary", "")
-                if info.get("binary") and binf.is_file():
-                    if dict(records_of_binary(binf.read_bytes(), str(binf))[1]) != expected:
-                        row["error"] = f"{binf.name} differs from {batch.name}"
                 with tempfile.TemporaryDirectory(prefix="tpcstudy-maps-") as tmp:
-                    dump = Path(tmp) / "dump.json"
-                    script = (
-                        "set -e; mount -t bpf bpf /sys/fs/bpf; "
-                        f"mkdir -p {os.path.dirname(pin)}; "
-                        f"bpftool map create {pin} type hash key {KEY_SIZE} value "
-                        f"{variant.value_size} entries {MAP_ENTRIES} name {variant.map_name}; "
-                        f"bpftool batch file {batch.resolve()} >/dev/null; "
-                        f"bpftool -j map dump pinned {pin} > {dump}")
-                    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh",
-                                        "-c", script], capture_output=True, text=True, timeout=300)
-                    if p.returncode != 0:
-                        raise EmulationError(f"bpftool: {(p.stderr or p.stdout).strip()[-300:]}")
-                    got = _dump_bytes(json.loads(dump.read_text()))
+                    expected, got = _load_copy(batch, variant, Path(tmp))
+                row["entries"] = len(expected)
+                if info.get("binary"):
+                    binf = d / info["binary"]
+                    try:
+                        binrecs = records_of_binary(read_bounded(binf), str(binf))[1]
+                    except ExportError as exc:
+                        raise UsageError(str(exc)) from None
+                    if dict(binrecs) != expected:
+                        row["error"] = f"{binf.name} differs from {batch.name}"
                 row["loaded"] = True
                 row["identical"] = got == expected and not row["error"]
                 if got != expected and not row["error"]:
@@ -326,9 +434,84 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
                     row["error"] = f"dump differs from the batch file (key {bad[0].hex()})"
             except (UsageError, EmulationError, OSError, ValueError) as exc:
                 row["error"] = str(exc)
+            row["status"] = "ok" if row["identical"] else "failed"
             log(f"map {variant.name}/{src}: {row['entries']} entries, "
                 f"{'loaded' if row['loaded'] else 'NOT loaded'}, "
                 f"{'identical' if row['identical'] else 'DIFFERENT: ' + row['error']}")
             out.append(row)
     return out
 
+
+# --------------------------------------------------------------------------- the experiment
+class Verify(Experiment):
+    """Does an exported table route, do its maps load (module docstring): one network (the
+    topology with the table's plan), two tasks: the probes and the maps."""
+
+    kind = KIND
+    columns = COLUMNS
+    key = KEY
+
+    def __init__(self, *, topo: str, table: str, capacity: str = "uniform",
+                 weight: str = "hop", probes: int = 8) -> None:
+        if not 1 <= probes <= MAX_PROBES:
+            raise UsageError(f"--probes {probes}: 1 to {MAX_PROBES} datagrams per path")
+        self.topo, self.table_dir, self.capacity, self.weight = topo, table, capacity, weight
+        self.probes = int(probes)
+        self.topology = prune(read_topology(topo, capacity=capacity, weight=weight))
+        self.plan, self.paths, self.problems = read_table(Path(table), self.topology)
+
+    def config(self) -> Dict[str, Any]:
+        return {"topo": self.topo, "table": str(self.table_dir), "capacity": self.capacity,
+                "weight": self.weight, "probes": self.probes, "problems": self.problems}
+
+    def units(self, log: Log) -> Iterator[Unit]:
+        name = self.topology.name
+        yield Unit(name, self.topology, self.plan,
+                   [Task({"scenario": name, "check": "path"}),
+                    Task({"scenario": name, "check": "map"})])
+
+    def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
+        if task.key["check"] == "map":
+            return check_maps(Path(self.table_dir), log=log)
+        return probe_table(emu, self.paths, probes=self.probes, log=log)
+
+    def table(self, rows: Sequence[Row]) -> str:
+        return format_verify(rows, self.topology.name, self.probes, self.problems)
+
+
+def _yes(x: Any) -> bool:
+    """A boolean cell: ``True`` in memory, ``true`` read back from ``results.csv``."""
+    return x is True or str(x).lower() == "true"
+
+
+def format_verify(rows: Sequence[Row], name: str, probes: int,
+                  problems: Optional[Sequence[str]] = None) -> str:
+    """What ``emulate verify`` prints: the table's problems, the first failed paths, and one
+    line of totals."""
+    paths = [r for r in rows if r.get("check") == "path"]
+    maps = [r for r in rows if r.get("check") == "map"]
+    lines = [f"problem: {p}" for p in problems or []]
+    entries: Dict[Tuple[str, str], List[Row]] = {}
+    for r in paths:
+        entries.setdefault((str(r["source"]), str(r["prefix"])), []).append(r)
+    good = [k for k, rs in entries.items() if all(r["status"] == "ok" for r in rs)]
+    bad = [r for r in paths if r["status"] != "ok"]
+    for r in bad[:20]:
+        lines.append(f"FAILED {r['source']} -> {r['destination']} ({r['prefix']}) slot "
+                     f"{r['slot']} [{r['waypoints']}]: {r['delivered']}/{r['probes']} delivered"
+                     + (f", off-DAG links {r['off_dag_arcs']}" if r.get("off_dag_arcs") else ""))
+    loaded = sum(_yes(m.get("loaded")) for m in maps)
+    same = sum(_yes(m.get("identical")) for m in maps)
+    lines.append(f"{name}: entries delivered on model links: {len(good)}/{len(entries)} "
+                 f"({len(paths) - len(bad)}/{len(paths)} paths, {probes} probes each); bpf maps "
+                 f"loaded {loaded}/{len(maps)}, byte-identical {same}/{len(maps)}")
+    return "\n".join(lines)
+
+
+def summary_line(rows: Sequence[Row]) -> str:
+    """One line of key numbers (``tpcstudy plot``)."""
+    paths = [r for r in rows if r.get("check") == "path"]
+    maps = [r for r in rows if r.get("check") == "map"]
+    ok = sum(r.get("status") == "ok" for r in paths)
+    same = sum(_yes(m.get("identical")) for m in maps)
+    return f"{ok}/{len(paths)} paths delivered on their links; {same}/{len(maps)} maps identical"

@@ -17,10 +17,13 @@ import shutil
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
-from ..errors import EmulationError, EmulationUnavailable
-from . import netns as _ns
+from ...errors import EmulationError, EmulationUnavailable
+from . import kernel as _ns
+from .bpffs import run_private
+from .kernel import TCP_CONGESTION
+from .lifecycle import new_prefix, remove_record, write_record
 from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls
 
 __all__ = ["check_system", "require", "tool_versions", "system_info", "OK"]
@@ -28,7 +31,6 @@ __all__ = ["check_system", "require", "tool_versions", "system_info", "OK"]
 OK = "ok"
 CAP_NET_ADMIN = 12
 CAP_SYS_ADMIN = 21
-TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 
 _HOW = {
     "iproute2": "install iproute2 (Debian/Ubuntu: apt-get install iproute2)",
@@ -54,14 +56,6 @@ def has_privileges() -> bool:
     return os.geteuid() == 0 or bool(caps >> CAP_NET_ADMIN & 1 and caps >> CAP_SYS_ADMIN & 1)
 
 
-def _run(argv: List[str], **kw: object) -> Tuple[int, str]:
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)  # type: ignore[call-overload]
-    except FileNotFoundError:
-        return 127, f"{argv[0]}: not found"
-    return p.returncode, (p.stderr or p.stdout).strip()
-
-
 def tool_versions() -> Dict[str, Optional[str]]:
     """``ip -V``, ``tc -V``, ``bpftool version`` (first line each; ``None`` when missing)."""
     out: Dict[str, Optional[str]] = {}
@@ -78,8 +72,6 @@ def tool_versions() -> Dict[str, Optional[str]]:
 
 def check_system(*, bpftool: bool = False) -> Dict[str, str]:
     """Probe every requirement; ``{requirement: "ok" | what is wrong and how to fix it}``."""
-    from .lifecycle import _record_path, new_prefix, write_record  # noqa: F401  (cycle-free)
-
     res: Dict[str, str] = {}
     res["privileges"] = OK if has_privileges() else (
         "not root: run as root (sudo) or with CAP_NET_ADMIN and CAP_SYS_ADMIN (namespaces, "
@@ -162,13 +154,14 @@ def check_system(*, bpftool: bool = False) -> Dict[str, str]:
         mptcp = _ns.read_sysctl("net.mptcp.enabled", netns=ns)
         res["mptcp (not required)"] = OK if mptcp is not None else "no MPTCP in this kernel"
         if bpftool and res.get("bpftool") == OK and "unshare" not in res:
-            code, err = _run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                              "mount -t bpf bpf /sys/fs/bpf && bpftool map create "
-                              "/sys/fs/bpf/check type hash key 8 value 1556 entries 1024 "
-                              "name dest_map"])
-            res["bpf maps"] = OK if code == 0 else (
-                f"cannot create a BPF hash map in a private bpffs ({err}): the kernel needs "
-                f"CONFIG_BPF_SYSCALL and bpffs")
+            try:
+                run_private([["bpftool", "map", "create", "/sys/fs/bpf/check", "type", "hash",
+                              "key", "8", "value", "1556", "entries", "1024", "name",
+                              "dest_map"]], timeout=60)
+                res["bpf maps"] = OK
+            except EmulationError as exc:
+                res["bpf maps"] = (f"cannot create a BPF hash map in a private bpffs ({exc}): "
+                                   f"the kernel needs CONFIG_BPF_SYSCALL and bpffs")
         return res
     finally:
         try:
@@ -176,10 +169,7 @@ def check_system(*, bpftool: bool = False) -> Dict[str, str]:
         except EmulationError:
             pass
         if not _ns.list_namespaces(prefix):
-            try:
-                os.unlink(_record_path(prefix))
-            except FileNotFoundError:
-                pass
+            remove_record(prefix)
 
 
 def require(*, bpftool: bool = False) -> Dict[str, str]:

@@ -1,15 +1,21 @@
-"""Operating-system plumbing of the emulator: network namespaces, iproute2 batches, sysctls.
+"""Operating-system plumbing of the emulator: namespaces, iproute2 batches, sysctls, ``/proc``.
 
-Everything that touches the kernel goes through this module:
+Every call into the kernel goes through this module (the traffic agent's processes import it
+too, so it imports nothing of tpcstudy but :mod:`tpcstudy.errors`):
 
-- :func:`enter` switches the calling *thread* into a named network namespace (``setns(2)`` via
-  ``ctypes``: Python 3.11 has no ``os.setns``) and back. A socket created inside stays in that
-  namespace for its whole life, so one process can own sockets in many namespaces; files under
-  ``/proc/sys/net`` and ``/proc/thread-self/net`` opened inside show that namespace.
+- :func:`enter` switches the calling *thread* into a named network namespace (``setns(2)``;
+  via ``ctypes`` where Python < 3.12 has no ``os.setns``) and back; :class:`NetnsSwitch` keeps
+  one descriptor per namespace open to create many sockets in many namespaces. A socket created
+  inside stays in that namespace for its whole life, so one process can own sockets in many
+  namespaces; files under ``/proc/sys/net`` and ``/proc/thread-self/net`` opened inside show
+  that namespace.
 - :func:`run_batch` feeds lines to ``ip -batch -`` or ``tc -batch -`` (optionally ``-n NS``):
-  one process per batch, which is what makes building a 166-router network take seconds.
-- :func:`write_sysctls`, :func:`read_sysctl`, :func:`interface_counters` read and write the
-  namespace's ``/proc`` files from inside it.
+  one process per batch, which is what makes building a 166-router network take seconds. The
+  lines are parsed by iproute2 itself, never by a shell.
+- :func:`write_sysctls`, :func:`read_sysctl`, :func:`interface_counters`,
+  :func:`netstat_counters` read and write the namespace's ``/proc`` files from inside it.
+- The socket options the emulator sets (:data:`IPV6_RTHDR`, :data:`IPPROTO_MPTCP`, ...), named
+  once for every module.
 
 Why iproute2 through subprocess rather than pyroute2: it adds no Python dependency, ``--dry-run``
 can print the exact lines that would run (a shell script anyone can replay or read), errors come
@@ -22,19 +28,32 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import socket
 import subprocess
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from ..errors import EmulationError
+from ...errors import EmulationError
 
-__all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "run_batch", "write_sysctls", "read_sysctl",
-           "interface_counters", "list_namespaces", "sysctl_path", "process_alive",
-           "process_start_ticks"]
+__all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "NetnsSwitch", "run_batch", "write_sysctls",
+           "read_sysctl", "interface_counters", "netstat_counters", "list_namespaces",
+           "sysctl_path", "process_alive", "process_start_ticks", "IPV6_RTHDR", "IPPROTO_MPTCP",
+           "TCP_CONGESTION", "TCP_INFO", "TCP_MAXSEG", "SO_MAX_PACING_RATE"]
 
 #: Where ``ip netns add`` bind-mounts named namespaces.
 NETNS_DIR = Path("/run/netns")
+#: ``setns(2)``'s namespace type for network namespaces (``<linux/sched.h>``).
 CLONE_NEWNET = 0x40000000
+
+# Socket options (``<linux/in6.h>``, ``<linux/tcp.h>``, ``<asm-generic/socket.h>``,
+# ``<linux/in.h>``); Python's socket module does not export all of them.
+IPV6_RTHDR = getattr(socket, "IPV6_RTHDR", 57)
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+TCP_INFO = getattr(socket, "TCP_INFO", 11)
+TCP_MAXSEG = getattr(socket, "TCP_MAXSEG", 2)
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
+#: A multipath TCP socket (``socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)``).
+IPPROTO_MPTCP = 262
 
 _libc: Optional[ctypes.CDLL] = None
 
@@ -58,10 +77,10 @@ def enter(name: str) -> Iterator[None]:
 
     The thread's own namespace is restored on exit, also after an exception.
     """
-    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
     try:
         try:
-            fd = os.open(NETNS_DIR / name, os.O_RDONLY)
+            fd = os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             raise EmulationError(f"network namespace {name!r} does not exist") from None
         try:
@@ -74,6 +93,37 @@ def enter(name: str) -> Iterator[None]:
             _setns(own)
     finally:
         os.close(own)
+
+
+class NetnsSwitch:
+    """Sockets created inside named namespaces by one thread, which stays in its own namespace
+    between them (one open descriptor per namespace, kept until :meth:`close`)."""
+
+    def __init__(self) -> None:
+        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        self.fds: Dict[str, int] = {}
+
+    def socket_in(self, netns: Optional[str], family: int = socket.AF_INET6,
+                  kind: int = socket.SOCK_STREAM, proto: int = 0) -> socket.socket:
+        """A socket created inside ``netns`` (``None``: this thread's own namespace)."""
+        if not netns:
+            return socket.socket(family, kind, proto)
+        fd = self.fds.get(netns)
+        if fd is None:
+            try:
+                fd = self.fds[netns] = os.open(NETNS_DIR / netns, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                raise EmulationError(f"network namespace {netns!r} does not exist") from None
+        _setns(fd)
+        try:
+            return socket.socket(family, kind, proto)
+        finally:
+            _setns(self.home)
+
+    def close(self) -> None:
+        for fd in [*self.fds.values(), self.home]:
+            os.close(fd)
+        self.fds.clear()
 
 
 def list_namespaces(prefix: str = "") -> List[str]:
@@ -178,6 +228,24 @@ def interface_counters(namespaces: Sequence[str]) -> Dict[str, Counters]:
         with enter(ns):
             with open("/proc/thread-self/net/dev") as fh:
                 out[ns] = _parse_net_dev(fh.read())
+    return out
+
+
+def _parse_netstat(text: str, group: str) -> Dict[str, int]:
+    """One group of ``/proc/net/netstat`` (``MPTcpExt``, ``TcpExt``): counter -> value."""
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith(group + ":")]
+    if len(rows) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(rows[0][1:], rows[1][1:])}
+
+
+def netstat_counters(namespaces: Sequence[str], group: str) -> Dict[str, Dict[str, int]]:
+    """Per namespace, the counters of one ``/proc/net/netstat`` group, read in-process."""
+    out = {}
+    for ns in namespaces:
+        with enter(ns):
+            with open("/proc/thread-self/net/netstat") as fh:
+                out[ns] = _parse_netstat(fh.read(), group)
     return out
 
 

@@ -34,22 +34,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ..errors import EmulationError, UsageError
-from ..io import atomic_write_text
-from . import netns as _ns
+from ...errors import EmulationError, Terminated, UsageError
+from ...io import atomic_write_text
+from . import kernel as _ns
 from .spec import Batch, NetworkSpec, Sysctls, build_steps, queue_line, teardown_steps
 
 __all__ = ["Emulation", "clean", "new_prefix", "run_dir", "RunRecord", "read_records",
-           "Terminated", "netns_tag"]
+           "netns_tag", "write_record", "remove_record"]
 
 DEFAULT_RUN_DIR = "/run/tpcstudy"
-
-
-class Terminated(SystemExit):
-    """Raised in the main thread when SIGTERM arrives during a run (exit status 143)."""
-
-    def __init__(self) -> None:
-        super().__init__(143)
 
 
 def run_dir() -> Path:
@@ -88,6 +81,14 @@ def write_record(record: RunRecord, where: Optional[Path] = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(record, indent=1) + "\n")
     return path
+
+
+def remove_record(prefix: str, where: Optional[Path] = None) -> None:
+    """Delete the run record of ``prefix`` (nothing if it is gone already)."""
+    try:
+        os.unlink(_record_path(prefix, where))
+    except FileNotFoundError:
+        pass
 
 
 def read_records(where: Optional[Path] = None) -> List[RunRecord]:
@@ -226,10 +227,7 @@ class Emulation:
                 err = exc
             left = _ns.list_namespaces(self.spec.prefix)
             if not left:
-                try:
-                    os.unlink(_record_path(self.spec.prefix))
-                except FileNotFoundError:
-                    pass
+                remove_record(self.spec.prefix)
             self.teardown_seconds = time.perf_counter() - t0
             self._active = False
             self.log(f"teardown: {len(names)} namespaces removed in {self.teardown_seconds:.2f} s")

@@ -1,5 +1,6 @@
-"""Per-link queue occupancy, read from the kernel as switches would stamp it ("Switches Know the
-Exact Amount of Congestion", Arslan, McKeown): for the ``queue-max`` / ``queue-sum`` policies.
+"""rtnetlink, read in-process: per-link queue occupancy as switches would stamp it ("Switches
+Know the Exact Amount of Congestion", Arslan, McKeown), for the ``queue-max`` / ``queue-sum``
+policies. The traffic agent's processes import this module (it imports no other tpcstudy code).
 
 Every link direction of the emulated network has an HTB class over a ``bfifo`` queue on the
 veth end of its tail router (:mod:`~tpcstudy.emulate.spec`); the bytes waiting in that bfifo
@@ -17,10 +18,10 @@ from __future__ import annotations
 
 import socket
 import struct
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Sequence, Tuple
 
 __all__ = ["QueueMonitor", "qdisc_request", "link_request", "parse_qdiscs", "parse_links",
-           "messages", "attributes", "open_netlink", "route_hops", "queue_job"]
+           "messages", "attributes", "NETLINK_ROUTE"]
 
 NETLINK_ROUTE = 0
 NLMSG_ERROR, NLMSG_DONE = 2, 3
@@ -178,37 +179,3 @@ class QueueMonitor:
         for s in self.socks.values():
             s.close()
         self.socks.clear()
-
-
-def open_netlink() -> socket.socket:
-    """A rtnetlink socket in the calling thread's namespace."""
-    return socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE)
-
-
-def route_hops(spec: Any, nodes: Sequence[str]) -> List[Tuple[str, str, float]]:
-    """``(netns, interface, rate bit/s)`` of each link direction along the route ``nodes``
-    (router names, source first) of the emulated network ``spec``."""
-    topo = spec.topology
-    out = []
-    for a, b in zip(nodes, nodes[1:]):
-        itf = spec.interface_of_arc(topo.arc_of(a, b))
-        out.append((spec.routers[itf.router].netns, itf.name, float(itf.rate_bps)))
-    return out
-
-
-def queue_job(spec: Any, routes: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],
-              interval_ms: float = 100.0) -> Dict[str, Any]:
-    """The agent's ``queues`` job: every hop to watch and, per source, destination and slot,
-    the hops of the slot's route (``routes``: source -> destination -> routes, slot order)."""
-    hops: Dict[Tuple[str, str], float] = {}
-    paths: Dict[str, Dict[str, List[List[List[str]]]]] = {}
-    for src, dests in routes.items():
-        for dst, slots in dests.items():
-            for nodes in slots:
-                h = route_hops(spec, nodes)
-                for ns, name, rate in h:
-                    hops[(ns, name)] = rate
-                paths.setdefault(src, {}).setdefault(dst, []).append(
-                    [[ns, name] for ns, name, _ in h])
-    return {"interval_ms": interval_ms, "paths": paths,
-            "hops": [[ns, name, rate] for (ns, name), rate in sorted(hops.items())]}

@@ -42,9 +42,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import AddressPlan, Topology, default_plan
-from ..errors import UsageError
-from ..paths import segment_ratios
+from ...errors import UsageError
+from ...export.addressing import AddressPlan, default_plan
+from ...paths import segment_ratios
+from ...topology import Topology
 
 __all__ = [
     "NetworkSpec", "Router", "Interface", "Route", "Batch", "Sysctls", "Step",

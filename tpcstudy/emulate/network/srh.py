@@ -18,14 +18,13 @@ import socket
 import struct
 from typing import Iterable, List, Sequence, Union
 
-from .. import AddressPlan
-from ..errors import UsageError
-from ..export.layout import MAX_PATHS, SLOT_SIZE, SLOTS_OFFSET, SRH_SIZE
+from ...errors import UsageError
+from ...export.addressing import AddressPlan
+from ...export.layout import MAX_PATHS, SLOT_SIZE, SLOTS_OFFSET, SRH_SIZE
+from .kernel import IPV6_RTHDR
 
 __all__ = ["IPV6_RTHDR", "srh_bytes", "srh_segments", "slot_srh", "set_srh", "srh_length"]
 
-#: ``IPV6_RTHDR`` socket option (``<linux/in6.h>``); ``socket`` may not export it.
-IPV6_RTHDR = getattr(socket, "IPV6_RTHDR", 57)
 #: Type of the Segment Routing Header (RFC 8754).
 SRH_TYPE = 4
 #: Most segments one SRH can hold (``hdrlen`` is one byte: (255 + 1) * 8 = 8 + 16 * 127 + 8).

@@ -1,0 +1,49 @@
+"""``tpcstudy emulate clean`` and ``check``: what a killed run left, what this machine lacks."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser("clean", help="remove what a killed run left (its namespaces and "
+                                     "processes only)",
+                       description="Remove the namespaces and processes of runs whose process "
+                                   "is gone (their run records say which), and nothing else.")
+    c.set_defaults(func=cmd_clean)
+    k = sub.add_parser("check", help="what this machine has and lacks for the emulator",
+                       description="Probe every requirement of the emulator for real, in a "
+                                   "scratch namespace: privileges, iproute2, namespaces, veth, "
+                                   "SRv6, the ECMP hash, queues, TCP cubic, bpftool and bpffs; "
+                                   "MPTCP is reported, not required.")
+    k.set_defaults(func=cmd_check)
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from ...emulate.network.lifecycle import clean, run_dir
+
+    reports = clean()
+    if not reports:
+        print(f"nothing to clean (no run record in {run_dir()})")
+    for r in reports:
+        if r["alive"]:
+            print(f"{r['prefix']}: run {r['pid']} is still running: left alone")
+        else:
+            print(f"{r['prefix']}: run {r['pid']} is gone: removed {len(r['namespaces_removed'])} "
+                  f"namespaces" + (f", killed {len(r['processes_killed'])} processes"
+                                   if r["processes_killed"] else ""))
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ...emulate.network import checks
+
+    res = checks.check_system(bpftool=True)
+    width = max(len(k) for k in res)
+    for k, v in res.items():
+        print(f"{k:>{width}}: {v}")
+    for k, version in checks.tool_versions().items():
+        print(f"{k:>{width}}: {version or 'not installed'}")
+    need = [k for k, v in res.items() if v != checks.OK and "not required" not in k]
+    return 1 if need else 0
