@@ -13,7 +13,7 @@ from typing import Optional, Union
 
 __all__ = ["TpcStudyError", "UsageError", "TopologyFormatError", "DataError", "ZooDataError",
            "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError",
-           "EmulationError", "EmulationUnavailable", "Terminated"]
+           "EmulationError", "EmulationUnavailable", "Terminated", "HostAgentError"]
 
 
 class TpcStudyError(Exception):
@@ -98,6 +98,11 @@ class EmulationUnavailable(EmulationError):
         self.missing = list(missing)
         super().__init__("the emulator cannot run here:\n"
                          + "\n".join(f"  - {m}" for m in missing))
+
+
+class HostAgentError(TpcStudyError, RuntimeError):
+    """The BPF host agent cannot be built, loaded, read or removed (``tpcstudy agent``); the
+    message says what, and which packages or privileges are missing."""
 
 
 class Terminated(SystemExit):

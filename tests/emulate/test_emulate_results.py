@@ -120,7 +120,7 @@ def test_tables_by_hand():
               "waypoints": "b", "probes": 4, "delivered": d, "off_dag_arcs": "", "status": s}
              for d, s in ((4, "ok"), (2, "failed"))]
     maps = [{"check": "map", "loaded": "true", "identical": "true"}]
-    v = format_verify(paths + maps, "net", 4, ["one problem"]).splitlines()
+    v = format_verify(paths + maps, "net", "4 probes", ["one problem"]).splitlines()
     assert v[0] == "problem: one problem" and v[1].startswith("FAILED a -> b (p) slot 0")
     assert v[-1].startswith("net: entries delivered on model links: 0/1 (1/2 paths")
     assert v[-1].endswith("bpf maps loaded 1/1, byte-identical 1/1")

@@ -23,17 +23,21 @@ Binary file layout (``bpf-<variant>/<router>.bin``, little-endian integers)::
 from __future__ import annotations
 
 import ipaddress
+import json
+import os
 import re
 import struct
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Sequence, Set, Tuple
 
 from ..errors import ExportError, UsageError
-from ..io import json_text
+from ..io import json_text, read_bounded
 from .layout import KEY_SIZE, VARIANTS, Variant, encode_value
 from .table import Entry, PathTable
 
 __all__ = ["BIN_MAGIC", "BIN_VERSION", "BIN_HEADER", "render", "check_pin", "safe_names",
-           "records_of_binary", "records_of_batch", "variant_of_size"]
+           "records_of_binary", "records_of_batch", "variant_of_size", "read_index", "read_batch",
+           "read_json", "copy_batch", "bpffs_pin", "MAX_TABLE_FILE"]
 
 BIN_MAGIC = b"TPCSRHMP"
 BIN_VERSION = 1
@@ -164,3 +168,87 @@ def records_of_batch(text: str, where: str) -> Tuple[Dict[str, Any], List[Tuple[
     v = variant_of_size(sizes.pop(), where) if sizes else VARIANTS["n_rto"]
     return {"variant": v.name, "map": ", ".join(sorted(pins)) or v.map_name,
             "source_loopback": None}, out
+
+
+# --------------------------------------------------------------------------- reading a table
+#: Largest table file read (a batch file of the widest value and 1024 entries is ~11 MB).
+MAX_TABLE_FILE = 64 << 20
+_BPFFS_PIN = re.compile(r"^/sys/fs/bpf/[A-Za-z0-9_./-]+$")
+
+
+def bpffs_pin(pin: str, where: str = "") -> str:
+    """``pin`` if it is a plain path under ``/sys/fs/bpf/`` (letters, digits, ``_ . / -``, no
+    ``..`` component): the only pin a table read as root may name."""
+    if (not isinstance(pin, str) or not _BPFFS_PIN.match(pin) or len(pin) > 255
+            or ".." in pin.split("/")):
+        raise UsageError(f"{where + ': ' if where else ''}pin path {str(pin)[:80]!r} is not a "
+                         f"plain path under /sys/fs/bpf/ (letters, digits, '_', '.', '/', '-')")
+    return pin
+
+
+def read_text(path: Path) -> str:
+    """A table file as text (bounded, no link followed, UTF-8)."""
+    try:
+        return read_bounded(path, MAX_TABLE_FILE).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(read_text(path))
+    except ValueError as exc:
+        raise UsageError(f"{path}: not JSON ({exc})") from None
+
+
+def read_index(d: Path) -> Tuple[str, Dict[str, Dict[str, str]]]:
+    """``bpf-<variant>/index.json``: the variant and, per source router, its files (each a
+    plain file name inside ``d``); anything else is a :class:`UsageError` naming the file."""
+    where = d / "index.json"
+    doc = read_json(where)
+    if not isinstance(doc, dict) or doc.get("variant") not in VARIANTS \
+            or not isinstance(doc.get("sources"), dict):
+        raise UsageError(f"{where}: expected {{'variant': one of {', '.join(VARIANTS)}, "
+                         f"'sources': {{router: {{'batch': FILE, ...}}}}}}")
+    sources: Dict[str, Dict[str, str]] = {}
+    for src, info in doc["sources"].items():
+        if not isinstance(info, dict) or not isinstance(info.get("batch"), str):
+            raise UsageError(f"{where}: source {str(src)[:60]!r} has no 'batch' file name")
+        for k in ("batch", "binary"):
+            name = info.get(k)
+            if name is not None and (not isinstance(name, str) or not name or "/" in name
+                                     or name in (".", "..") or "\0" in name):
+                raise UsageError(f"{where}: source {str(src)[:60]!r}: {k} {str(name)[:60]!r} "
+                                 f"is not a file name inside {d.name}/")
+        sources[str(src)] = {k: v for k, v in info.items() if k in ("batch", "binary")}
+    return str(doc["variant"]), sources
+
+
+def read_batch(path: Path) -> Tuple[Set[str], List[Tuple[bytes, bytes]]]:
+    """A batch file's pin paths and records, strictly (every line a ``map update pinned``)."""
+    try:
+        head, recs = records_of_batch(read_text(path), str(path))
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    return set(head["map"].split(", ")), recs
+
+
+def copy_batch(batch: Path, folder: Path, limit: int = 1024
+               ) -> Tuple[Path, str, List[Tuple[bytes, bytes]]]:
+    """Copy ``batch`` into the private ``folder`` (a new file, no link followed), check the
+    copy and return it with its one pin path (a plain path under ``/sys/fs/bpf/``) and its
+    records: what bpftool then loads is exactly what was checked."""
+    copy = folder / "table.batch"
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(read_bounded(batch, MAX_TABLE_FILE))
+    pins, recs = read_batch(copy)
+    if len(pins) != 1:
+        raise UsageError(f"{batch}: {len(pins)} pin paths, expected one")
+    if len(recs) > limit:
+        raise UsageError(f"{batch}: {len(recs)} entries, the agent's map holds {limit}")
+    keys = [k for k, _ in recs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise UsageError(f"{batch}: key {dup.hex()} appears {keys.count(dup)} times")
+    return copy, bpffs_pin(pins.pop(), str(batch)), recs

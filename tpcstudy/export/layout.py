@@ -13,7 +13,7 @@ import dataclasses
 import ipaddress
 import math
 import struct
-from typing import Any, Dict, List, Sequence, Union
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
 from ..errors import ExportError, UsageError
 
@@ -110,6 +110,17 @@ def check_paths(paths: Sequence[Any], where: str) -> None:
                 raise ExportError(f"{where}, path {i}: {what} {v!r} does not fit a u64")
 
 
+def weight_fields(w: float) -> Tuple[int, int]:
+    """A weight as the agent stores it: ``(mantissa, exponent)`` with value mantissa x
+    2^(exponent - 1024 - 63); 1.0 is ``WEIGHT_ONE``, 0 is ``(0, 0)``."""
+    if not (math.isfinite(w) and w >= 0):
+        raise ExportError(f"weight {w!r}: a finite number >= 0")
+    if w == 0:
+        return 0, 0
+    f, x = math.frexp(w)  # w = f 2^x, 0.5 <= f < 1
+    return int(f * (1 << 64)), x + 1023
+
+
 def _srh(segments: Sequence[ipaddress.IPv6Address]) -> bytes:
     n = len(segments)
     out = bytearray(SRH_SIZE)
@@ -149,7 +160,8 @@ def encode_value(prefix: Union[str, ipaddress.IPv6Network], paths: Sequence[Any]
         out[off + 24:off + SLOT_SIZE] = _srh(p.segments)
     if v.weights:
         for i in range(MAX_PATHS):
-            struct.pack_into("<QI", out, WEIGHTS_OFFSET + WEIGHT_SIZE * i, *WEIGHT_ONE)
+            w = getattr(paths[i], "weight", 1.0) if i < len(paths) else 1.0
+            struct.pack_into("<QI", out, WEIGHTS_OFFSET + WEIGHT_SIZE * i, *weight_fields(w))
     # last_srtt (exp3_lowest_delay): zeros, already there
     assert len(out) == v.value_size
     return bytes(out)

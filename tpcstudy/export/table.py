@@ -41,6 +41,9 @@ class PathRecord:
         Router names of ``segments``.
     bw_mbps, delay_ms, igp_cost
         Bottleneck capacity (Mbit/s), summed link delay (ms), summed IGP weight of the route.
+    weight
+        The slot's weight in the EXP3 layouts (1.0 unless a caller sets shares, e.g. the
+        emulator writing the LP's split for the BPF host agent's weighted round robin).
     """
 
     nodes: List[str]
@@ -49,6 +52,7 @@ class PathRecord:
     bw_mbps: float
     delay_ms: float
     igp_cost: float
+    weight: float = 1.0
 
     def to_json(self) -> Dict[str, Any]:
         return {"nodes": list(self.nodes), "waypoints": list(self.waypoints),

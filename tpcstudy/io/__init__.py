@@ -19,6 +19,7 @@ from .files import (
                     csv_text,
                     json_text,
                     pid_alive,
+                    read_bounded,
                     remove_dead_temporaries,
                     temp_prefix,
                     write_csv,
@@ -29,7 +30,7 @@ from .specs import TOPOLOGY_SUFFIXES, topology_files
 
 __all__ = [
     "atomic_open", "atomic_write_bytes", "atomic_write_text", "csv_cell", "csv_text", "json_text",
-    "write_csv", "temp_prefix", "remove_dead_temporaries", "pid_alive",
+    "write_csv", "temp_prefix", "remove_dead_temporaries", "pid_alive", "read_bounded",
     "read_topology", "read_topologies", "read_demands", "topology_files",
     "TOPOLOGY_SUFFIXES", "Dataset", "ZOO", "REPETITA", "DATASETS", "data_dir",
 ]

@@ -30,9 +30,13 @@ def cmd_clean(args: argparse.Namespace) -> int:
         if r["alive"]:
             print(f"{r['prefix']}: run {r['pid']} is still running: left alone")
         else:
+            hosts = max(0, len(r.get("cgroups_removed", [])) - 1)  # the run's own folder too
             print(f"{r['prefix']}: run {r['pid']} is gone: removed {len(r['namespaces_removed'])} "
                   f"namespaces" + (f", killed {len(r['processes_killed'])} processes"
-                                   if r["processes_killed"] else ""))
+                                   if r["processes_killed"] else "")
+                  + (f", {hosts} host cgroups (with their BPF agents)" if hosts else "")
+                  + (f"; cgroups not removed: {r['cgroups_error']}" if r.get("cgroups_error")
+                     else ""))
     return 0
 
 

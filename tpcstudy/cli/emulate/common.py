@@ -15,7 +15,7 @@ from ..options import add_topology_options, parse_list
 
 __all__ = ["positive", "at_least", "non_negative", "add_topology", "add_network", "add_output",
            "add_draws", "add_solver", "seeds_of", "network_of", "run", "log", "heavy_of",
-           "add_dry_run", "dry_run"]
+           "add_dry_run", "dry_run", "add_agent"]
 
 
 def log(msg: str) -> None:
@@ -103,6 +103,13 @@ def dry_run(args: argparse.Namespace, nets: Any) -> int:
         sys.stdout.write(render_shell(build_steps(spec), header=header,
                                       teardown=teardown_steps(spec.namespaces)))
     return 0
+
+
+def add_agent(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--agent", choices=("socket", "bpf"), default="socket",
+                   help=f"who gives connections their SRH: socket (the traffic agent sets it on "
+                        f"each socket; default) or bpf (tpcstudy's BPF host agent on each source "
+                        f"router, for plain sockets in its cgroup: {what})")
 
 
 def add_draws(p: argparse.ArgumentParser, *, heavy: Optional[str] = "20") -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import UsageError
 from ..options import apply_mirror
-from .common import add_network, add_output, add_topology, at_least, log, positive, run
+from .common import add_agent, add_network, add_output, add_topology, at_least, log, positive, run
 
 HELP = "a link of a live connection fails: NRTOChanger, TimeoutChanger and plain TCP recover"
 DESCRIPTION = """\
@@ -38,11 +38,13 @@ def register(sub: Any) -> None:
                    help="seconds after the failure (default 8)")
     f.add_argument("--pacing", type=positive(), default=0.25,
                    help="each connection's pacing rate as a share of the link rate (default "
-                        "0.25)")
+                        "0.25; the connections together offer 3 x this: with --agent bpf the "
+                        "four get 3/4 of it each)")
     f.add_argument("--k", type=at_least(1, 9), default=4,
                    help="segment limit of the table's backup paths (default 4)")
     f.add_argument("--paths", type=at_least(2, 8), default=5,
                    help="paths per destination in the table, slot 0 included (default 5)")
+    add_agent(f, "a fourth connection whose agent moves it in the kernel, nrto-bpf")
     add_network(p)
     add_output(p)
     p.set_defaults(func=cmd)
@@ -56,7 +58,8 @@ def cmd(args: argparse.Namespace) -> int:
         raise UsageError("failover needs --topo (a topology whose path table has backups)")
     st = FailoverSettings(runs=args.runs, n=args.rto_count, t_ms=args.timeout_ms,
                           fail_after=args.fail_after, restore_after=args.restore_after,
-                          observe=args.observe, pacing=args.pacing, k=args.k, paths=args.paths)
+                          observe=args.observe, pacing=args.pacing, k=args.k, paths=args.paths,
+                          agent=args.agent)
     exp = Failover(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
                    settings=st, seed=args.seed, log=log)
     return run(exp, args)

@@ -8,6 +8,7 @@ from typing import Any, List
 from ...errors import UsageError
 from ..options import apply_mirror, parse_list
 from .common import (
+    add_agent,
     add_draws,
     add_dry_run,
     add_network,
@@ -56,6 +57,7 @@ def register(sub: Any) -> None:
     m.add_argument("--warmup", type=non_negative(), default=3.0,
                    help="seconds before the window (default 3)")
     add_solver(m)
+    add_agent(m, "the LP's paths by weighted round robin")
     add_network(p)
     add_dry_run(p)
     add_output(p)
@@ -86,7 +88,7 @@ def cmd(args: argparse.Namespace) -> int:
             scenario_name=args.scenario, need_edges=False)])
     st = ThroughputSettings(models=tuple(models_of(args)), k=args.k,
                             per_pair=args.connections or 0, warmup=args.warmup,
-                            seconds=args.seconds, solver=args.solver)
+                            seconds=args.seconds, solver=args.solver, agent=args.agent)
     exp = Throughput(topo=args.topo, scenario_name=args.scenario, capacity=args.capacity,
                      weight=args.weight, plan=args.plan, plan_obj=plan, heavy=heavy_of(args),
                      seeds=seeds_of(args), settings=st)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...errors import UsageError
 from ..options import apply_mirror
-from .common import add_dry_run, add_network, add_output, add_topology, at_least, dry_run, run
+from .common import add_agent, add_dry_run, add_network, add_output, add_topology, at_least, dry_run, run
 
 HELP = "probe every path of an exported table on its links and load its bpf maps"
 DESCRIPTION = """\
@@ -26,6 +26,7 @@ def register(sub: Any) -> None:
                    help="a folder written by 'tpcstudy export'")
     p.add_argument("--probes", type=at_least(1, 64), default=8,
                    help="datagrams per path, 1 to 64 (default 8)")
+    add_agent(p, "each path probed with a TCP connection, the agent set to its slot")
     add_network(p)
     add_dry_run(p)
     add_output(p, plot=False)
@@ -39,7 +40,7 @@ def cmd(args: argparse.Namespace) -> int:
     if not args.topo:
         raise UsageError("verify needs --topo T (the topology the table was exported from)")
     exp = Verify(topo=args.topo, table=args.table, capacity=args.capacity, weight=args.weight,
-                 probes=args.probes)
+                 probes=args.probes, agent=args.agent)
     if args.dry_run:
         return dry_run(args, [(exp.topology.name, exp.topology, exp.plan)])
     rc = run(exp, args, bpftool=True)

@@ -312,7 +312,8 @@ class Sender(Role):
         sent = P.Sent(arrival=now)
         self.results[t.id] = sent
         try:
-            s = self.switch.socket_in(t.netns, proto=IPPROTO_MPTCP if t.mptcp else 0)
+            s = self.switch.socket_in(t.netns, proto=IPPROTO_MPTCP if t.mptcp else 0,
+                                      cgroup=t.cgroup)
         except OSError as exc:
             sent.error, sent.state = f"{stage}: {exc}", "error"
             return None

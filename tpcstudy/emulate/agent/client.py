@@ -47,7 +47,8 @@ class Transfer:
     else slot ``slot`` of the run's table, else the source's policy chooses; with neither, plain
     routing. ``until``: cut then (s after the start); ``pacing_bps``: a pacing rate;
     ``timeline``: the receiver keeps every read's time; ``mptcp``: a multipath TCP connection
-    (its subflows: :mod:`tpcstudy.emulate.network.mptcp`).
+    (its subflows: :mod:`tpcstudy.emulate.network.mptcp`); ``cgroup``: its socket is made in
+    that cgroup v2 (an emulated host's: a BPF host agent there chooses its path).
     """
 
     id: int
@@ -62,6 +63,7 @@ class Transfer:
     pacing_bps: Optional[int] = None
     timeline: bool = False
     mptcp: bool = False
+    cgroup: Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -239,7 +241,7 @@ def run_traffic(emu: Emulation, transfers: Sequence[Transfer], *, warmup: float,
                     str(spec.host(t.destination)), PORT, at=float(t.at), size=t.size,
                     src_router=t.source, dst_router=t.destination, paths=list(t.paths),
                     slot=t.slot, until=t.until, changer=t.changer, pacing_bps=t.pacing_bps,
-                    mptcp=t.mptcp) for t in transfers],
+                    mptcp=t.mptcp, cgroup=t.cgroup) for t in transfers],
         tables={s: {d: list(v) for d, v in ds.items()} for s, ds in (tables or {}).items()},
         policies=dict(policies or {}), queues=queues, poll_ms=float(poll_ms), cc=cc)
     try:

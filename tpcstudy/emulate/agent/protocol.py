@@ -76,7 +76,8 @@ class Transfer:
     waits for the receiver's one-byte answer. Its path: ``paths`` (SRHs, slot 0 first; a
     ``changer`` moves along them), else slot ``slot`` of the table of ``(src_router,
     dst_router)``, else the source router's policy chooses from that table; with neither, no
-    SRH. ``until``: cut then if still running.
+    SRH. ``until``: cut then if still running. ``cgroup``: the socket is created by the agent
+    while in that cgroup v2 (an emulated host's, where a BPF host agent chooses the path).
     """
 
     id: int
@@ -94,6 +95,7 @@ class Transfer:
     changer: Optional[Changer] = None
     pacing_bps: Optional[int] = None
     mptcp: bool = False
+    cgroup: Optional[str] = None
 
 
 @dataclasses.dataclass

@@ -33,12 +33,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+import tempfile
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ...errors import UsageError
 from ...export import path_table
+from ...hostagent.loader import status
 from ...metrics import quantile_inf
 from ...paths import segment_ratios
 from ...study.tasks import Task
@@ -55,7 +58,9 @@ __all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time"
 #: Results kind: one row per (network, run, strategy) with the recovery time in seconds.
 KIND = "emulate-failover"
 #: Failover strategies, in the order they are run, drawn and printed.
-STRATEGIES = ("plain", "nrto", "timeout")
+STRATEGIES = ("plain", "nrto", "timeout", "nrto-bpf")
+#: The strategies of a run: the last only with the BPF host agent (``--agent bpf``).
+SOCKET_STRATEGIES = STRATEGIES[:3]
 
 COLUMNS = ["scenario", "run", "strategy", "param", "seed", "source", "destination",
            "failed_link", "slots", "recovery_s", "moved_s", "moves", "rto_ms", "link_mbps",
@@ -75,6 +80,8 @@ class FailoverSettings:
     gap_ms: float = 50.0
     k: int = 4
     paths: int = 5
+    #: ``bpf``: a fourth connection per run with the BPF host agent's in-kernel NRTOChanger.
+    agent: str = "socket"
 
     def check(self) -> None:
         if self.runs < 1:
@@ -85,9 +92,12 @@ class FailoverSettings:
             raise UsageError(f"--timeout-ms must be > 0, got {self.t_ms}")
         if not (self.fail_after > 0 and self.restore_after > 0 and self.observe > 0):
             raise UsageError("--fail-after, --restore-after and --observe must be > 0")
-        if not 0 < self.pacing <= 1 / len(STRATEGIES):
-            raise UsageError(f"--pacing {self.pacing:g}: the three connections share the link, "
-                             f"use at most {1 / len(STRATEGIES):.3f} of its rate each")
+        n = len(SOCKET_STRATEGIES)
+        if not 0 < self.pacing <= 1 / n:
+            raise UsageError(f"--pacing {self.pacing:g}: the {n} connections share the link, "
+                             f"use at most {1 / n:.3f} of its rate each")
+        if self.agent not in ("socket", "bpf"):
+            raise UsageError(f"--agent {self.agent!r}: socket or bpf")
 
 
 @dataclasses.dataclass
@@ -172,20 +182,33 @@ def recovery_time(timeline: Sequence[Sequence[float]], t_fail: float, end: float
 def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSettings, *,
                       scenario: str, seed: int, log: Optional[Log] = None
                       ) -> List[Dict[str, Any]]:
-    """One run: three connections (plain, nrto, timeout), one failure; one row each."""
+    """One run: three connections (plain, nrto, timeout) set by the traffic agent and, with BPF
+    host agents loaded (``emu.agents``), a fourth (``nrto-bpf``): a plain socket in the source's
+    cgroup whose agent gives it slot 0 and moves it in the kernel (NRTOChanger(N) at its RTO
+    callback); one failure; one row each."""
     log = log or (lambda m: None)
     spec = emu.spec
     topo = spec.topology
     plan = spec.plan
     srhs = [srh_bytes([plan.loopback(w) for w in slot]) for slot in case.slots]
     rate = min(i.rate_bps for r in spec.routers for i in r.interfaces)
-    pacing = int(rate * settings.pacing)
+    agent = emu.agents.get(case.source)
+    # the connections together offer 3 x --pacing of the link, however many there are (a
+    # fourth one must not fill the queues and raise every RTO)
+    n = len(SOCKET_STRATEGIES) + (agent is not None)
+    pacing = int(rate * settings.pacing * len(SOCKET_STRATEGIES) / n)
     changers = {"plain": None, "nrto": Changer("nrto", n=settings.n),
                 "timeout": Changer("timeout", ms=settings.t_ms)}
     flows = [Transfer(i + 1, case.source, case.destination,
                       paths=tuple(srhs if name != "plain" else srhs[:1]), changer=changers[name],
                       pacing_bps=pacing, timeline=True)
-             for i, name in enumerate(STRATEGIES)]
+             for i, name in enumerate(SOCKET_STRATEGIES)]
+    names = list(SOCKET_STRATEGIES)
+    if agent is not None:
+        flows.append(Transfer(len(flows) + 1, case.source, case.destination, pacing_bps=pacing,
+                              timeline=True, cgroup=str(emu.cgroup(case.source))))
+        names.append("nrto-bpf")
+        moves0 = status(agent)["counters"]["moves"]
     fail_at = settings.fail_after
     restore_at = fail_at + settings.restore_after
     total = fail_at + max(settings.observe, settings.restore_after + 2.0)
@@ -202,30 +225,50 @@ def run_failover_case(emu: Emulation, case: FailoverCase, settings: FailoverSett
     t_fail = tr.actions["fail"]
     end = tr.times["stop"]
     rows = []
-    for f, name in zip(flows, STRATEGIES):
+    for f, name in zip(flows, names):
         r = tr.transfers[f.id]
-        status, rec = recovery_time(r.timeline, t_fail, end, settings.gap_ms / 1000.0)
+        state, rec = recovery_time(r.timeline, t_fail, end, settings.gap_ms / 1000.0)
         if r.error:
-            status = "failed"
+            state = "failed"
         moves = [p for p in r.paths[1:] if p[0] >= t_fail]
+        n_moves = len(moves)
+        if name == "nrto-bpf" and agent is not None:  # the kernel's count (one connection)
+            n_moves = status(agent)["counters"]["moves"] - moves0
         rows.append({
             "scenario": scenario, "run": case.run, "strategy": name,
-            "param": "" if name == "plain" else (f"N={settings.n}" if name == "nrto"
-                                                 else f"T={settings.t_ms:g}ms"),
+            "param": {"plain": "", "nrto": f"N={settings.n}", "timeout": f"T={settings.t_ms:g}ms",
+                      "nrto-bpf": f"N={settings.n}"}[name],
             "seed": seed, "source": case.source, "destination": case.destination,
             "failed_link": link, "slots": len(case.slots),
             "recovery_s": round(rec, 6) if math.isfinite(rec) else rec,
             "moved_s": round(moves[0][0] - t_fail, 6) if moves else "",
-            "moves": len(moves), "rto_ms": round(r.tcp_info.get("rto_us", 0) / 1000.0, 1),
+            "moves": n_moves, "rto_ms": round(r.tcp_info.get("rto_us", 0) / 1000.0, 1),
             "link_mbps": spec.link_mbps, "pacing_mbps": round(pacing / 1e6, 3),
             "fail_after": settings.fail_after, "restore_after": settings.restore_after,
-            "status": status, "error": r.error or ""})
+            "status": state, "error": r.error or ""})
     log("  " + ", ".join(f"{x['strategy']}: {x['recovery_s']} s" for x in rows))
     return rows
 
 
 def _quiet(emu: Emulation) -> None:
     emu.wait_quiet()  # no packet but the runs' own crosses the links
+
+
+def _with_agents(table: Any, settings: FailoverSettings) -> Any:
+    """The unit's preparation with BPF host agents: the table exported (bpf) into a temporary
+    folder and loaded on every source router (slot 0 first, NRTOChanger(N) in the kernel)."""
+    from ...export import write_paths
+    from ...hostagent.maps import Policy
+    from ..network.hostagent import install_agents
+
+    def prepare(emu: Emulation) -> None:
+        with tempfile.TemporaryDirectory(prefix="tpcstudy-failover-") as tmp:
+            write_paths(table, tmp, formats="bpf")
+            emu.agents.update(install_agents(emu, Path(tmp),
+                                             policy=Policy("first", nrto=settings.n)))
+        emu.wait_quiet()
+
+    return prepare
 
 
 class Failover(Experiment):
@@ -267,7 +310,10 @@ class Failover(Experiment):
     def units(self, log: Log) -> Iterator[Unit]:
         yield Unit(self.name, self.topology, self.plan_obj,
                    [Task({"scenario": self.name, "run": c.run}, c) for c in self.cases],
-                   seed=self.seed, prepare=_quiet)
+                   seed=self.seed, prepare=_quiet if self.settings.agent != "bpf" else
+                   _with_agents(path_table(self.topology, k=self.settings.k,
+                                           paths=self.settings.paths, plan=self.plan_obj),
+                                self.settings))
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
         return run_failover_case(emu, task.args, self.settings, scenario=self.name,

@@ -46,17 +46,25 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ...errors import UsageError
+from ...export import write_paths
 from ...export.addressing import AddressPlan
+from ...export.layout import encode_value
+from ...export.table import Entry, PathRecord, PathTable
+from ...hostagent.loader import reconfigure
+from ...hostagent.maps import Policy
 from ...maxflow import MaxFlowResult, max_flow
 from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Transfer, run_traffic
+from ..network.hostagent import install_agents
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
 from ..network.spec import PACKET_BYTES
@@ -78,6 +86,10 @@ __all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "KIND", "lp_solution", "measur
            "ThroughputSettings", "Throughput", "parse_model", "mptcp_model_value", "format_rows",
            "summary", "summary_line", "DEFAULT_CONNECTIONS"]
 
+#: The layout the BPF host agents get the placement in (it carries weights).
+BPF_VARIANT = "exp3_lowest_completion"
+#: Who sets the SRH of a connection (``--agent``).
+AGENTS = ("socket", "bpf")
 #: Results kind (``meta.json``): one row per (network, heavy percent, seed, model).
 KIND = "emulate-throughput"
 #: Connections per pair on a topology (a scenario brings its own).
@@ -116,6 +128,9 @@ class ThroughputSettings:
     pause: float = 0.5
     #: Hash draws averaged for the ``mptcp:K`` model's value.
     draws: int = 32
+    #: Who gives connections their SRH: ``socket`` (the traffic agent, per socket) or ``bpf``
+    #: (the BPF host agent of each source router, for plain sockets in its cgroup).
+    agent: str = "socket"
 
     def check(self) -> None:
         if not self.models:
@@ -124,6 +139,8 @@ class ThroughputSettings:
             parse_model(m)
         if self.draws < 1:
             raise UsageError(f"draws {self.draws}: at least 1")
+        if self.agent not in AGENTS:
+            raise UsageError(f"--agent {self.agent!r}: choose from {', '.join(AGENTS)}")
         if self.per_pair < 0:  # 0: the default of the network (DEFAULT_CONNECTIONS)
             raise UsageError(f"--connections must be >= 1, got {self.per_pair}")
         if not (self.seconds > 0 and self.warmup >= 0):
@@ -187,6 +204,48 @@ def _transfers(emu: Emulation, placement: Placement) -> List[Transfer]:
     return out
 
 
+def placement_table(emu: Emulation, placement: Placement) -> PathTable:
+    """The placement as a path table for the BPF host agents: per pair, its distinct paths
+    (segments as the connections carry them) weighted by their connection counts, so that the
+    agents' weighted round robin gives each path exactly its connections."""
+    plan = emu.spec.plan
+    counts: Dict[Tuple[str, str], Dict[Tuple[str, ...], int]] = {}
+    nodes: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
+    for c in placement.connections:
+        if c.segments:
+            per = counts.setdefault((c.source, c.destination), {})
+            per[c.segments] = per.get(c.segments, 0) + 1
+            nodes[c.segments] = c.path
+    entries = [Entry(s, t, plan.prefixes[t][0],
+                     [PathRecord(list(nodes[segs]), [plan.loopback(w) for w in segs], list(segs),
+                                 0.0, 0.0, 0.0, weight=float(n)) for segs, n in per.items()])
+               for (s, t), per in counts.items()]
+    return PathTable(emu.spec.topology.name, entries, plan, k=9, max_paths=8,
+                     meta={"select": "the LP's placement; weights = connections per path"})
+
+
+def bpf_transfers(emu: Emulation, placement: Placement) -> List[Transfer]:
+    """Plain sockets in their source router's cgroup, whose BPF host agent gives them the
+    placement's paths (:func:`placement_table`, weighted round robin): loaded on first use,
+    re-filled for each model (every agent of the network emptied first)."""
+    table = placement_table(emu, placement)
+    wrr = Policy("wrr")
+    with tempfile.TemporaryDirectory(prefix="tpcstudy-placement-") as tmp:
+        if table.entries:
+            write_paths(table, tmp, formats="bpf", variant=BPF_VARIANT)
+        new = [s for s in table.sources if s not in emu.agents]
+        if new:
+            emu.agents.update(install_agents(emu, Path(tmp), policy=wrr, routers=new))
+        for src, inst in emu.agents.items():
+            if src in new:
+                continue
+            recs = [(e.key, encode_value(e.prefix, e.paths, BPF_VARIANT))
+                    for e in table.entries if e.source == src]
+            reconfigure(inst, policy=wrr, records=recs)
+    return [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)))
+            for c in placement.connections]
+
+
 def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: ThroughputSettings,
                    *, base: Dict[str, Any], log: Any = None) -> List[Dict[str, Any]]:
     """One row per model: LP value, measured goodput (link units), ratio, gains."""
@@ -244,7 +303,10 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
                 row.update(status="skipped", error="the LP puts no flow on any pair")
                 rows.append(row)
                 continue
-            flows = _transfers(emu, placement)
+            if settings.agent == "bpf":
+                flows = bpf_transfers(emu, placement)
+            else:
+                flows = _transfers(emu, placement)
             what = f"{len(placement.connections)} connections on {row['paths']} paths"
         log(f"{base.get('scenario')}: {model}: {'model' if kind == 'mptcp' else 'LP'} "
             f"{lp_units:.3f} units ({row['lp_solution']}), {what}; running "
@@ -324,6 +386,7 @@ class Throughput(Experiment):
                 "connections_per_pair": st.per_pair or ("scenario's" if sc
                                                         else DEFAULT_CONNECTIONS),
                 "warmup": st.warmup, "seconds": st.seconds, "solver": st.solver,
+                "agent": st.agent,
                 "pairs_rule": "the scenario's pairs" if sc else PAIRS_RULE,
                 "placement": "LP optimum balanced across pairs when that keeps the optimum; "
                              "largest-remainder connections per pair on its paths"}

@@ -35,30 +35,36 @@ import json
 import os
 import select
 import socket
-import stat
 import struct
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ...errors import EmulationError, ExportError, PlanError, UsageError
+from ...errors import EmulationError, ExportError, HostAgentError, PlanError, UsageError
 from ...export import KEY_SIZE, VARIANTS, decode_value
 from ...export.addressing import AddressPlan, read_plan
-from ...export.bpf import records_of_batch, records_of_binary
-from ...io import read_topology
+from ...export.bpf import (
+    MAX_TABLE_FILE,
+    copy_batch,
+    read_batch,
+    read_index,
+    read_json,
+    records_of_binary,
+)
+from ...hostagent.bpffs import run_private
+from ...io import read_bounded, read_topology
 from ...paths import dag_arcs
 from ...study.tasks import Task
 from ...topology import Topology, prune
 from ..network import kernel
-from ..network.bpffs import check_pin, run_private
 from ..network.lifecycle import Emulation
 from ..network.spec import host_address
 from ..network.srh import IPV6_RTHDR, slot_srh, srh_bytes, srh_segments
 from .harness import Experiment, Log, Row, Unit
 
 __all__ = ["TablePath", "read_table", "probe_table", "check_maps", "MAP_ENTRIES", "Verify",
-           "KIND", "COLUMNS", "KEY", "read_bounded", "MAX_PROBES"]
+           "KIND", "COLUMNS", "KEY", "MAX_PROBES"]
 
 #: Results kind: one row per path probed and per map loaded.
 KIND = "emulate-verify"
@@ -68,8 +74,6 @@ COLUMNS = ["check", "source", "destination", "prefix", "slot", "waypoints", "seg
 KEY = ["check", "source", "prefix", "slot", "variant"]
 #: Most datagrams per path (each is a socket open at once in the source's namespace).
 MAX_PROBES = 64
-#: Largest table file read (a bpf batch file of the widest value and every entry is ~11 MB).
-MAX_FILE_BYTES = 64 << 20
 
 #: Entries of the agent's maps.
 MAP_ENTRIES = 1024
@@ -94,80 +98,6 @@ class TablePath:
 
 
 # --------------------------------------------------------------------------- reading
-def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """A regular file's bytes, at most ``limit``, not following a link (anything else is a
-    :class:`UsageError` naming the file)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{path}: not a regular file")
-        if st.st_size > limit:
-            raise UsageError(f"{path}: {st.st_size} bytes, more than {limit} (not a table file)")
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise UsageError(f"{path}: more than {limit} bytes (not a table file)")
-        return data
-    finally:
-        os.close(fd)
-
-
-def _text(path: Path) -> str:
-    try:
-        return read_bounded(path).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(_text(path))
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
-
-
-def _index(d: Path) -> Tuple[str, Dict[str, Dict[str, str]]]:
-    """``bpf-<variant>/index.json``: the variant and, per source router, its files (each a
-    plain file name inside ``d``)."""
-    doc = _json(d / "index.json")
-    where = d / "index.json"
-    if not isinstance(doc, dict) or doc.get("variant") not in VARIANTS \
-            or not isinstance(doc.get("sources"), dict):
-        raise UsageError(f"{where}: expected {{'variant': one of {', '.join(VARIANTS)}, "
-                         f"'sources': {{router: {{'batch': FILE, ...}}}}}}")
-    sources: Dict[str, Dict[str, str]] = {}
-    for src, info in doc["sources"].items():
-        if not isinstance(info, dict) or not isinstance(info.get("batch"), str):
-            raise UsageError(f"{where}: source {str(src)[:60]!r} has no 'batch' file name")
-        for k in ("batch", "binary"):
-            name = info.get(k)
-            if name is not None and (not isinstance(name, str) or not name or "/" in name
-                                     or name in (".", "..") or "\0" in name):
-                raise UsageError(f"{where}: source {str(src)[:60]!r}: {k} {str(name)[:60]!r} "
-                                 f"is not a file name inside {d.name}/")
-        sources[str(src)] = {k: v for k, v in info.items() if k in ("batch", "binary")}
-    return str(doc["variant"]), sources
-
-
-def _batch_records(path: Path) -> Tuple[Set[str], List[Tuple[bytes, bytes]]]:
-    try:
-        head, recs = records_of_batch(_text(path), str(path))
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
-    return set(head["map"].split(", ")), recs
-
-
 def _bpf_dirs(table: Path) -> List[Path]:
     return sorted(d for d in table.glob("bpf-*") if (d / "index.json").is_file())
 
@@ -192,7 +122,7 @@ def read_table(table: Path, topo: Topology) -> Tuple[AddressPlan, List[TablePath
     pj = table / "paths.json"
     if pj.is_file():
         try:
-            doc = _json(pj)
+            doc = read_json(pj)
             for e in doc["entries"]:
                 key = (e["source"], str(ipaddress.IPv6Network(e["prefix"])))
                 from_json[key] = [[ipaddress.IPv6Address(a) for a in p["segments"]]
@@ -204,9 +134,9 @@ def read_table(table: Path, topo: Topology) -> Tuple[AddressPlan, List[TablePath
     bdirs = _bpf_dirs(table)
     if bdirs:
         d = bdirs[0]
-        variant, sources = _index(d)
+        variant, sources = read_index(d)
         for src, info in sources.items():
-            _, recs = _batch_records(d / info["batch"])
+            _, recs = read_batch(d / info["batch"])
             for mkey, value in recs:
                 dec = decode_value(value, variant)
                 for prob in dec.problems:
@@ -366,6 +296,104 @@ def _probe(emu: Emulation, paths: Sequence[TablePath], probes: int, timeout: flo
     return out
 
 
+# --------------------------------------------------------------------------- through the BPF agent
+#: Bytes a TCP probe writes (a few full segments).
+TCP_PROBE_BYTES = 8000
+
+
+def probe_table_bpf(emu: Emulation, paths: Sequence[TablePath], table: Path, *,
+                    timeout: float = 3.0, log: Any = None) -> List[Dict[str, Any]]:
+    """Probe every path with plain TCP through the BPF host agent loaded from the table's own
+    batch files on every source router (sockops sees TCP only): per path the agent is set to
+    that slot (``slot:N``), one connection from the source's host address in its cgroup sends
+    :data:`TCP_PROBE_BYTES` to the destination's; it passes when every byte arrives and the
+    link counters moved only on arcs of the slot's segment DAGs (the data) and of the plain
+    route back (the acknowledgements, which carry no SRH), with at least one of the slot's."""
+    from ...hostagent.loader import reconfigure, status
+    from ...hostagent.maps import Policy
+    from ..network.hostagent import install_agents
+
+    spec = emu.spec
+    topo = spec.topology
+    log = log or (lambda m: None)
+    sources = sorted({p.source for p in paths})
+    agents = install_agents(emu, table, policy=Policy("first"), routers=sources)
+    emu.agents.update(agents)
+    switch = kernel.NetnsSwitch()
+    out = []
+    try:
+        emu.wait_quiet()
+        log(f"BPF agents on {len(agents)} routers; probing {len(paths)} paths with TCP")
+        for p in paths:
+            reconfigure(agents[p.source], policy=Policy("slot", slot=p.slot))
+            owner = spec.plan.router_of_key(p.prefix.network_address.packed[:8])
+            if owner is None:
+                raise EmulationError(f"prefix {p.prefix} is in no router's plan")
+            back = {int(a) for a in dag_arcs(topo, owner, p.source).tolist()}
+            before = emu.tx_packets()
+            before_stats = status(agents[p.source])["counters"]
+            got = _tcp_probe(switch, spec.router(owner).netns, str(host_address(p.prefix)),
+                             spec.router(p.source).netns, str(spec.host(p.source)),
+                             str(emu.cgroup(p.source)), timeout)
+            time.sleep(0.05)  # the last ACK on its way
+            delta = _deltas(before, emu.tx_packets())
+            after_stats = status(agents[p.source])["counters"]
+            crossed = sorted(a for a in delta if a in p.arcs and a not in back)
+            stray = {a: n for a, n in delta.items() if a not in p.arcs and a not in back}
+            inserted = after_stats["inserted"] - before_stats["inserted"]
+            ok = got == TCP_PROBE_BYTES and not stray and (crossed or p.arcs <= back) \
+                and inserted > 0
+            out.append({
+                "check": "path", "source": p.source, "destination": p.destination,
+                "prefix": str(p.prefix), "slot": p.slot, "waypoints": " ".join(p.waypoints),
+                "segments": len(p.segments), "probes": 1, "delivered": int(got == TCP_PROBE_BYTES),
+                "dag_arcs": len(p.arcs), "arcs_crossed": len(crossed),
+                "off_dag_arcs": " ".join(f"{topo.names[topo.arc_src[a]]}>"
+                                         f"{topo.names[topo.arc_dst[a]]}" for a in sorted(stray)),
+                "status": "ok" if ok else "failed",
+                "error": "" if ok else f"{got} of {TCP_PROBE_BYTES} bytes, {inserted} packets "
+                                       f"given the SRH"})
+    finally:
+        switch.leave_cgroup()
+        switch.close()
+    return out
+
+
+def _tcp_probe(switch: kernel.NetnsSwitch, dst_ns: str, dst: str, src_ns: str, src: str,
+               cgroup: str, timeout: float) -> int:
+    """Bytes one TCP connection from ``src`` (created in ``cgroup``) delivered to ``dst``."""
+    ls = switch.socket_in(dst_ns, socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        ls.bind((dst, 0))
+        ls.listen(1)
+        ls.settimeout(timeout)
+        port = ls.getsockname()[1]
+        c = switch.socket_in(src_ns, socket.AF_INET6, socket.SOCK_STREAM, cgroup=cgroup)
+        switch.leave_cgroup()
+        try:
+            c.settimeout(timeout)
+            c.bind((src, 0))
+            c.connect((dst, port))
+            conn, _ = ls.accept()
+            with conn:
+                conn.settimeout(timeout)
+                c.sendall(bytes(TCP_PROBE_BYTES))
+                c.shutdown(socket.SHUT_WR)
+                got = 0
+                while True:
+                    b = conn.recv(65536)
+                    if not b:
+                        break
+                    got += len(b)
+                return got
+        except OSError:
+            return 0
+        finally:
+            c.close()
+    finally:
+        ls.close()
+
+
 # --------------------------------------------------------------------------- maps
 def _dump_bytes(items: Any) -> Dict[bytes, bytes]:
     def conv(v: Any) -> bytes:
@@ -377,17 +405,8 @@ def _dump_bytes(items: Any) -> Dict[bytes, bytes]:
 def _load_copy(batch: Path, variant: Any, tmp: Path) -> Tuple[Dict[bytes, bytes], Dict[bytes, bytes]]:
     """Copy ``batch`` into ``tmp``, check the copy, load it into a fresh map at its pin path in
     a private bpffs and dump it back: ``(expected, got)``."""
-    copy = tmp / "table.batch"
-    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(read_bounded(batch))
-    pins, recs = _batch_records(copy)
+    copy, pin, recs = copy_batch(batch, tmp)
     expected = dict(recs)
-    if len(pins) != 1:
-        raise UsageError(f"{batch}: {len(pins)} pin paths, expected one")
-    if len(recs) > MAP_ENTRIES:
-        raise UsageError(f"{batch}: {len(recs)} entries, the agent's map holds {MAP_ENTRIES}")
-    pin = check_pin(pins.pop(), str(batch))
     dump = run_private([
         ["mkdir", os.path.dirname(pin)],
         ["bpftool", "map", "create", pin, "type", "hash", "key", str(KEY_SIZE), "value",
@@ -406,7 +425,7 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
     log = log or (lambda m: None)
     out: List[Dict[str, Any]] = []
     for d in _bpf_dirs(Path(table)):
-        name, sources = _index(d)
+        name, sources = read_index(d)
         variant = VARIANTS[name]
         for src, info in sources.items():
             batch = d / info["batch"]
@@ -421,7 +440,8 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
                 if info.get("binary"):
                     binf = d / info["binary"]
                     try:
-                        binrecs = records_of_binary(read_bounded(binf), str(binf))[1]
+                        binrecs = records_of_binary(read_bounded(binf, MAX_TABLE_FILE),
+                                                    str(binf))[1]
                     except ExportError as exc:
                         raise UsageError(str(exc)) from None
                     if dict(binrecs) != expected:
@@ -432,7 +452,7 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
                     bad = sorted(set(got) ^ set(expected)) or [k for k in expected
                                                                if got.get(k) != expected[k]]
                     row["error"] = f"dump differs from the batch file (key {bad[0].hex()})"
-            except (UsageError, EmulationError, OSError, ValueError) as exc:
+            except (UsageError, EmulationError, HostAgentError, OSError, ValueError) as exc:
                 row["error"] = str(exc)
             row["status"] = "ok" if row["identical"] else "failed"
             log(f"map {variant.name}/{src}: {row['entries']} entries, "
@@ -452,7 +472,10 @@ class Verify(Experiment):
     key = KEY
 
     def __init__(self, *, topo: str, table: str, capacity: str = "uniform",
-                 weight: str = "hop", probes: int = 8) -> None:
+                 weight: str = "hop", probes: int = 8, agent: str = "socket") -> None:
+        if agent not in ("socket", "bpf"):
+            raise UsageError(f"--agent {agent!r}: socket or bpf")
+        self.agent = agent
         if not 1 <= probes <= MAX_PROBES:
             raise UsageError(f"--probes {probes}: 1 to {MAX_PROBES} datagrams per path")
         self.topo, self.table_dir, self.capacity, self.weight = topo, table, capacity, weight
@@ -462,7 +485,8 @@ class Verify(Experiment):
 
     def config(self) -> Dict[str, Any]:
         return {"topo": self.topo, "table": str(self.table_dir), "capacity": self.capacity,
-                "weight": self.weight, "probes": self.probes, "problems": self.problems}
+                "weight": self.weight, "probes": self.probes, "problems": self.problems,
+                "agent": self.agent}
 
     def units(self, log: Log) -> Iterator[Unit]:
         name = self.topology.name
@@ -473,10 +497,14 @@ class Verify(Experiment):
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
         if task.key["check"] == "map":
             return check_maps(Path(self.table_dir), log=log)
+        if self.agent == "bpf":
+            return probe_table_bpf(emu, self.paths, Path(self.table_dir), log=log)
         return probe_table(emu, self.paths, probes=self.probes, log=log)
 
     def table(self, rows: Sequence[Row]) -> str:
-        return format_verify(rows, self.topology.name, self.probes, self.problems)
+        how = (f"one TCP connection of {TCP_PROBE_BYTES} bytes through the BPF agent"
+               if self.agent == "bpf" else f"{self.probes} probes")
+        return format_verify(rows, self.topology.name, how, self.problems)
 
 
 def _yes(x: Any) -> bool:
@@ -484,7 +512,7 @@ def _yes(x: Any) -> bool:
     return x is True or str(x).lower() == "true"
 
 
-def format_verify(rows: Sequence[Row], name: str, probes: int,
+def format_verify(rows: Sequence[Row], name: str, probes: Any,
                   problems: Optional[Sequence[str]] = None) -> str:
     """What ``emulate verify`` prints: the table's problems, the first failed paths, and one
     line of totals."""
@@ -503,7 +531,7 @@ def format_verify(rows: Sequence[Row], name: str, probes: int,
     loaded = sum(_yes(m.get("loaded")) for m in maps)
     same = sum(_yes(m.get("identical")) for m in maps)
     lines.append(f"{name}: entries delivered on model links: {len(good)}/{len(entries)} "
-                 f"({len(paths) - len(bad)}/{len(paths)} paths, {probes} probes each); bpf maps "
+                 f"({len(paths) - len(bad)}/{len(paths)} paths, {probes} each); bpf maps "
                  f"loaded {loaded}/{len(maps)}, byte-identical {same}/{len(maps)}")
     return "\n".join(lines)
 

@@ -19,9 +19,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ...errors import EmulationError, EmulationUnavailable
+from ...errors import EmulationError, EmulationUnavailable, HostAgentError
+from ...hostagent.bpffs import run_private
 from . import kernel as _ns
-from .bpffs import run_private
 from .kernel import TCP_CONGESTION
 from .lifecycle import new_prefix, remove_record, write_record
 from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls
@@ -159,7 +159,7 @@ def check_system(*, bpftool: bool = False) -> Dict[str, str]:
                               "key", "8", "value", "1556", "entries", "1024", "name",
                               "dest_map"]], timeout=60)
                 res["bpf maps"] = OK
-            except EmulationError as exc:
+            except HostAgentError as exc:
                 res["bpf maps"] = (f"cannot create a BPF hash map in a private bpffs ({exc}): "
                                    f"the kernel needs CONFIG_BPF_SYSCALL and bpffs")
         return res

@@ -26,7 +26,6 @@ for building thousands of routes.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import socket
 import subprocess
@@ -34,16 +33,13 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ...errors import EmulationError
+from ...linux import CGROUP_ROOT, CLONE_NEWNET, NETNS_DIR, cgroup_of, join_cgroup, setns
 
 __all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "NetnsSwitch", "run_batch", "write_sysctls",
            "read_sysctl", "interface_counters", "netstat_counters", "list_namespaces",
            "sysctl_path", "process_alive", "process_start_ticks", "IPV6_RTHDR", "IPPROTO_MPTCP",
            "TCP_CONGESTION", "TCP_INFO", "TCP_MAXSEG", "SO_MAX_PACING_RATE"]
 
-#: Where ``ip netns add`` bind-mounts named namespaces.
-NETNS_DIR = Path("/run/netns")
-#: ``setns(2)``'s namespace type for network namespaces (``<linux/sched.h>``).
-CLONE_NEWNET = 0x40000000
 
 # Socket options (``<linux/in6.h>``, ``<linux/tcp.h>``, ``<asm-generic/socket.h>``,
 # ``<linux/in.h>``); Python's socket module does not export all of them.
@@ -55,20 +51,7 @@ SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 #: A multipath TCP socket (``socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)``).
 IPPROTO_MPTCP = 262
 
-_libc: Optional[ctypes.CDLL] = None
-
-
-def _setns(fd: int) -> None:
-    global _libc
-    setns = getattr(os, "setns", None)
-    if setns is not None:  # Python 3.12+
-        setns(fd, CLONE_NEWNET)
-        return
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
+_setns = setns
 
 
 @contextlib.contextmanager
@@ -97,15 +80,44 @@ def enter(name: str) -> Iterator[None]:
 
 class NetnsSwitch:
     """Sockets created inside named namespaces by one thread, which stays in its own namespace
-    between them (one open descriptor per namespace, kept until :meth:`close`)."""
+    between them (one open descriptor per namespace, kept until :meth:`close`); and, when
+    asked, by this process while in a given cgroup v2 (a socket belongs to the cgroup of the
+    process that creates it, for good: where an emulated host's BPF agent sees it)."""
 
     def __init__(self) -> None:
         self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
         self.fds: Dict[str, int] = {}
+        self.home_cgroup: Optional[Path] = None
+        self.cgroup: Optional[Path] = None
+
+    def _join(self, cgroup: Optional[str]) -> None:
+        want = Path(cgroup) if cgroup else self.home_cgroup
+        if want == self.cgroup or (want is None and self.cgroup is None):
+            return
+        if self.home_cgroup is None:
+            self.home_cgroup = self.cgroup = cgroup_of()
+            if want is None:
+                return
+        assert want is not None
+        base = CGROUP_ROOT / "tpcstudy"
+        if want != self.home_cgroup and base not in want.parents:
+            raise EmulationError(f"cgroup {str(want)[:120]!r} is not an emulated host's "
+                                 f"(under {base})")
+        join_cgroup(want)
+        self.cgroup = want
+
+    def leave_cgroup(self) -> None:
+        """Back to the process's own cgroup (if it moved)."""
+        if self.cgroup != self.home_cgroup:
+            self._join(None)
 
     def socket_in(self, netns: Optional[str], family: int = socket.AF_INET6,
-                  kind: int = socket.SOCK_STREAM, proto: int = 0) -> socket.socket:
-        """A socket created inside ``netns`` (``None``: this thread's own namespace)."""
+                  kind: int = socket.SOCK_STREAM, proto: int = 0,
+                  cgroup: Optional[str] = None) -> socket.socket:
+        """A socket created inside ``netns`` (``None``: this thread's own namespace) by this
+        process while in ``cgroup`` (``None``: the process's own)."""
+        if cgroup or self.cgroup != self.home_cgroup:
+            self._join(cgroup)
         if not netns:
             return socket.socket(family, kind, proto)
         fd = self.fds.get(netns)

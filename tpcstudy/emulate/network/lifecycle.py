@@ -36,11 +36,20 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ...errors import EmulationError, Terminated, UsageError
 from ...io import atomic_write_text
+from ...linux import CGROUP_ROOT
 from . import kernel as _ns
-from .spec import Batch, NetworkSpec, Sysctls, build_steps, queue_line, teardown_steps
+from .spec import (
+    Batch,
+    NetworkSpec,
+    Sysctls,
+    build_steps,
+    check_prefix,
+    queue_line,
+    teardown_steps,
+)
 
 __all__ = ["Emulation", "clean", "new_prefix", "run_dir", "RunRecord", "read_records",
-           "netns_tag", "write_record", "remove_record"]
+           "netns_tag", "write_record", "remove_record", "cgroup_base", "remove_cgroups"]
 
 DEFAULT_RUN_DIR = "/run/tpcstudy"
 
@@ -129,7 +138,8 @@ def clean(*, where: Optional[Path] = None,
         prefix = rec["prefix"]
         alive = record_alive(rec)
         rep: Dict[str, Any] = {"prefix": prefix, "pid": rec["pid"], "alive": alive,
-                               "namespaces_removed": [], "processes_killed": []}
+                               "namespaces_removed": [], "processes_killed": [],
+                               "cgroups_removed": []}
         if not alive:
             for proc in rec.get("processes") or []:
                 pid, start = int(proc["pid"]), proc.get("start")
@@ -144,11 +154,37 @@ def clean(*, where: Optional[Path] = None,
                 delete(names)
             rep["namespaces_removed"] = names
             try:
+                rep["cgroups_removed"] = remove_cgroups(prefix)
+            except (UsageError, OSError) as exc:
+                rep["cgroups_error"] = str(exc)
+            try:
                 os.unlink(rec["_file"])
             except FileNotFoundError:
                 pass
         reports.append(rep)
     return reports
+
+
+def cgroup_base(prefix: str) -> Path:
+    """The run's cgroup v2 folder (its hosts' cgroups are inside): built from the prefix, which
+    is checked, never a path read from a record."""
+    check_prefix(prefix)
+    return CGROUP_ROOT / "tpcstudy" / prefix.rstrip("-")
+
+
+def remove_cgroups(prefix: str) -> List[str]:
+    """Remove the run's cgroups (empty once its processes are gone; the BPF programs attached
+    to them are detached with them); returns what was removed."""
+    base = cgroup_base(prefix)
+    removed = []
+    if base.is_dir():
+        for d in sorted(base.iterdir()):
+            if d.is_dir() and not d.is_symlink():
+                d.rmdir()
+                removed.append(str(d))
+        base.rmdir()
+        removed.append(str(base))
+    return removed
 
 
 def _delete_namespaces(names: List[str]) -> None:
@@ -182,6 +218,8 @@ class Emulation:
         self._old_handlers: Dict[int, Any] = {}
         self._active = False
         self._failed: Dict[int, float] = {}
+        #: BPF host agents loaded on its routers (router name -> install), see :mod:`.hostagent`.
+        self.agents: Dict[str, Any] = {}
 
     # -- lifecycle --
     def __enter__(self) -> "Emulation":
@@ -226,6 +264,11 @@ class Emulation:
             except EmulationError as exc:
                 err = exc
             left = _ns.list_namespaces(self.spec.prefix)
+            try:
+                remove_cgroups(self.spec.prefix)
+            except OSError as exc:
+                err = err or EmulationError(f"cgroups of {self.spec.prefix}: {exc}")
+                left = left or [str(cgroup_base(self.spec.prefix))]
             if not left:
                 remove_record(self.spec.prefix)
             self.teardown_seconds = time.perf_counter() - t0
@@ -272,6 +315,19 @@ class Emulation:
                                         label=b.label) for b in batches]
                     for f in futs:
                         f.result()
+
+    # -- cgroups --
+    def cgroup(self, router: Any) -> Path:
+        """Router ``router``'s cgroup v2 (created on first use, removed at teardown): the
+        processes and sockets of that emulated host, where a BPF host agent attaches."""
+        r = self.spec.router(router)
+        path = cgroup_base(self.spec.prefix) / f"r{r.id}"
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            if self.record.get("cgroups") != 1:
+                self.record["cgroups"] = 1
+                write_record(self.record)
+        return path
 
     # -- processes --
     def spawn(self, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen:

@@ -1,0 +1,40 @@
+"""The BPF host agent (:mod:`tpcstudy.hostagent`) on the emulated hosts: one program, one table
+and one cgroup per source router, loaded from an exported table unchanged.
+
+Every emulated host has the same pin paths (the export's, e.g. ``/sys/fs/bpf/tpc/dest_map``),
+so each is loaded in a private bpffs of its own (``private=True``): nothing is pinned on the
+machine's bpffs, the programs stay attached to the router's cgroup and interfaces (found again by
+id), and they go with the run: the namespaces' deletion removes the tc filters, the cgroups'
+removal detaches the sockops program, and the kernel frees the maps with the last program.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+from ...export.bpf import read_index
+from ...hostagent.loader import Install, load
+from ...hostagent.maps import Policy
+from .lifecycle import Emulation
+
+__all__ = ["install_agents", "table_hosts"]
+
+
+def table_hosts(table: Path) -> Sequence[str]:
+    """The source routers the table has bpf files for."""
+    dirs = sorted(d for d in Path(table).glob("bpf-*") if (d / "index.json").is_file())
+    return list(read_index(dirs[0])[1]) if dirs else []
+
+
+def install_agents(emu: Emulation, table: Path, *, policy: Policy,
+                   routers: Optional[Sequence[str]] = None) -> Dict[str, Install]:
+    """Load the agent on every source router of ``table`` (or ``routers``) of ``emu``'s
+    network: its cgroup (:meth:`Emulation.cgroup`), its namespace, its veth interfaces."""
+    out: Dict[str, Install] = {}
+    for name in routers if routers is not None else table_hosts(table):
+        r = emu.spec.router(name)
+        out[name] = load(table, name, str(emu.cgroup(name)), policy=policy, netns=r.netns,
+                         interfaces=[i.name for i in r.interfaces], private=True,
+                         name=f"{emu.spec.prefix}r{r.id}")
+    return out

@@ -1,0 +1,122 @@
+"""The host agent's own maps, byte for byte as ``bpf/tpc_hostagent.bpf.c`` lays them out.
+
+- ``tpc_config`` (one entry): the load-time policy (:class:`Policy`), the MTU, the longest SRH;
+- ``tpc_conns``: per TCP connection (its addresses and ports as on its packets) the SRH in use;
+- ``tpc_stats``: counters (:data:`STATS`), ``tpc_slot_use``: connections per destination and
+  slot.
+
+The destination map itself is the export's (:mod:`tpcstudy.export.layout`), read unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import struct
+from typing import Dict, Tuple
+
+from ..errors import UsageError
+
+__all__ = ["Policy", "parse_policy", "config_bytes", "conn_key", "conn_value", "STATS",
+           "CONFIG", "CONN_KEY", "CONN_VALUE", "SRH_FIELD", "decode_stats", "decode_slot_use"]
+
+SRH_FIELD = 168
+#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh (u32 each).
+CONFIG = struct.Struct("<6I")
+#: struct conn_key: saddr, daddr (16 bytes each), sport, dport (network order).
+CONN_KEY = struct.Struct("<16s16s2s2s")
+#: struct conn: len, slot, moves, kernel (u32), dkey (8), first (16), srh (168).
+CONN_VALUE = struct.Struct(f"<4I8s16s{SRH_FIELD}s")
+#: The counters of ``tpc_stats``, by index.
+STATS = ("connections", "no_entry", "no_valid_slot", "kernel_srh", "fallback", "moves",
+         "errors", "inserted", "rerouted", "fib_kept", "insert_failed", "listeners",
+         "slot_invalid")
+POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """How each connection's path is chosen: ``first`` (the first valid slot, the default
+    path), ``slot`` (slot ``slot``, else the first valid one), ``weighted`` (a draw by the
+    entry's weights with EXP3's ``gamma``: p = (1 - gamma) w / sum w + gamma / K; the 1556-byte
+    layout has no weights: uniform), ``wrr`` (smooth weighted round robin by the weights:
+    exactly proportional counts); ``nrto`` > 0 adds NRTOChanger(N): move to the next valid
+    slot at the N-th consecutive RTO."""
+
+    kind: str = "first"
+    slot: int = 0
+    gamma: float = 0.0
+    nrto: int = 0
+
+    def check(self) -> "Policy":
+        if self.kind not in POLICIES:
+            raise UsageError(f"policy {self.kind!r}: choose from {', '.join(POLICIES)}")
+        if not 0 <= self.slot < 8:
+            raise UsageError(f"slot {self.slot}: 0 to 7")
+        if not 0.0 <= self.gamma <= 1.0:
+            raise UsageError(f"gamma {self.gamma}: 0 to 1")
+        if not 0 <= self.nrto <= 255:
+            raise UsageError(f"NRTOChanger's N {self.nrto}: 0 (off) to 255")
+        return self
+
+    def describe(self) -> str:
+        base = {"slot": f"slot:{self.slot}", "weighted": f"weighted:{self.gamma:g}"}.get(
+            self.kind, self.kind)
+        return base + (f", nrto:{self.nrto}" if self.nrto else "")
+
+
+def parse_policy(text: str, nrto: int = 0) -> Policy:
+    """``first``, ``slot:N``, ``weighted[:GAMMA]``, ``wrr``; NRTOChanger's ``nrto``."""
+    name, _, arg = str(text).strip().partition(":")
+    try:
+        if name == "slot":
+            return Policy("slot", slot=int(arg), nrto=nrto).check()
+        if name == "weighted":
+            return Policy("weighted", gamma=float(arg or 0.0), nrto=nrto).check()
+    except ValueError:
+        raise UsageError(f"policy {text!r}: slot:N takes an integer, weighted:GAMMA a "
+                         f"number") from None
+    if arg:
+        raise UsageError(f"policy {text!r}: only slot:N and weighted:GAMMA take a value")
+    return Policy(name, nrto=nrto).check()
+
+
+def config_bytes(policy: Policy, *, mtu: int, max_srh: int) -> bytes:
+    """The ``tpc_config`` value."""
+    policy.check()
+    if not 1280 <= mtu <= 65535:
+        raise UsageError(f"MTU {mtu}: IPv6 needs 1280 to 65535")
+    return CONFIG.pack(POLICIES[policy.kind], policy.slot, int(round(policy.gamma * (1 << 20))),
+                       policy.nrto, mtu, max_srh)
+
+
+def conn_key(src: str, dst: str, sport: int, dport: int) -> bytes:
+    """A ``tpc_conns`` key: the connection's addresses and ports as on its packets."""
+    return CONN_KEY.pack(ipaddress.IPv6Address(src).packed, ipaddress.IPv6Address(dst).packed,
+                         struct.pack(">H", sport), struct.pack(">H", dport))
+
+
+def conn_value(srh_field: bytes, *, slot: int = 0, dkey: bytes = bytes(8),
+               kernel: bool = False) -> bytes:
+    """A ``tpc_conns`` value carrying the 168-byte SRH field ``srh_field`` (its first segment
+    and length read from it)."""
+    if len(srh_field) > SRH_FIELD:
+        raise UsageError(f"an SRH field has {SRH_FIELD} bytes, got {len(srh_field)}")
+    field = bytes(srh_field) + bytes(SRH_FIELD - len(srh_field))
+    n = field[4]
+    if not 1 <= n <= 9:
+        raise UsageError(f"first_segment {n}: 1 to 9")
+    first = field[8 + 16 * n:8 + 16 * (n + 1)]
+    return CONN_VALUE.pack((field[1] + 1) * 8, slot, 0, int(kernel), dkey, first, field)
+
+
+def decode_stats(values: Dict[int, int]) -> Dict[str, int]:
+    """``tpc_stats`` (index -> count) by counter name."""
+    return {name: int(values.get(i, 0)) for i, name in enumerate(STATS)}
+
+
+def decode_slot_use(key: bytes, count: int) -> Tuple[str, int, int]:
+    """A ``tpc_slot_use`` entry: ``(destination /64 prefix, slot, connections)``."""
+    dkey, slot = struct.unpack("<8sI", key[:12])
+    return str(ipaddress.IPv6Network((dkey + bytes(8), 64))), slot, int(count)
+
