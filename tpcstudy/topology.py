@@ -9,6 +9,7 @@ and delay are per link. Node ids follow the order of the input file.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -181,7 +182,10 @@ class Topology:
             return self._index[key]
         if isinstance(node, (int, np.integer)) and 0 <= int(node) < self.num_nodes:
             return int(node)
-        raise UsageError(f"topology {self.name!r} has no router {node!r}")
+        shown = key if len(key) <= 80 else key[:77] + "..."
+        near = difflib.get_close_matches(key[:200], self._index, n=3)
+        raise UsageError(f"topology {self.name!r} has no router {shown!r}"
+                         + (f"; did you mean {', '.join(map(repr, near))}?" if near else ""))
 
     def arc_of(self, u: Any, v: Any) -> int:
         """Id of the directed arc from router ``u`` to router ``v``."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import subprocess
 import tempfile
 from typing import Dict, Iterator
@@ -33,8 +34,10 @@ def _ours() -> list:
 
 @pytest.fixture(scope="session", autouse=True)
 def no_namespace_left() -> Iterator[None]:
-    """Session-end check: no namespace with this session's tag survives."""
+    """Session-end check: no namespace with this session's tag survives (and the session's
+    run-record folder goes)."""
     yield
+    shutil.rmtree(os.environ["TPCSTUDY_RUN_DIR"], ignore_errors=True)
     left = _ours()
     if left:
         subprocess.run(["ip", "-force", "-batch", "-"], input="".join(f"netns del {n}\n"

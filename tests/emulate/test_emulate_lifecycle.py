@@ -34,30 +34,37 @@ def test_prefixes_and_tag(monkeypatch):
             L.new_prefix()
 
 
-def test_clean_removes_only_dead_runs_and_only_their_namespaces(tmp_path):
+def test_clean_removes_only_dead_runs_and_only_their_namespaces(tmp_path, monkeypatch):
+    monkeypatch.setenv("TPCSTUDY_NETNS_TAG", "tpc")
     dead = _dead_pid()
     live = os.getpid()
     L.write_record({"prefix": "tpcdead01-", "pid": dead, "processes": [
         {"pid": dead, "start": 1}]}, tmp_path)
-    L.write_record({"prefix": "tpclive01-", "pid": live,
+    L.write_record({"prefix": "tpcaaaa01-", "pid": live,
                     "pid_start": N.process_start_ticks(live)}, tmp_path)
     # a record whose pid was reused by another program (start time differs) is dead too
-    L.write_record({"prefix": "tpcreuse1-", "pid": live, "pid_start": 12345}, tmp_path)
-    existing = ["tpcdead01-r0", "tpcdead01-r1", "tpclive01-r0", "tpcreuse1-r3", "tpcdead010-r0",
+    L.write_record({"prefix": "tpcbbbb01-", "pid": live, "pid_start": 12345}, tmp_path)
+    existing = ["tpcdead01-r0", "tpcdead01-r1", "tpcaaaa01-r0", "tpcbbbb01-r3", "tpcdead010-r0",
                 "other-ns", "tpcdead01"]
     deleted = []
     killed = []
+
+    def delete(names):
+        deleted.extend(names)
+        for n in names:
+            existing.remove(n)
+
     reports = L.clean(where=tmp_path,
                       list_namespaces=lambda p: [n for n in existing if n.startswith(p)],
-                      delete_namespaces=deleted.extend,
+                      delete_namespaces=delete,
                       kill=lambda pid, sig: killed.append(pid))
     by = {r["prefix"]: r for r in reports}
-    assert sorted(deleted) == ["tpcdead01-r0", "tpcdead01-r1", "tpcreuse1-r3"]
-    assert by["tpclive01-"]["alive"] and by["tpclive01-"]["namespaces_removed"] == []
-    assert not by["tpcdead01-"]["alive"] and not by["tpcreuse1-"]["alive"]
+    assert sorted(deleted) == ["tpcbbbb01-r3", "tpcdead01-r0", "tpcdead01-r1"]
+    assert by["tpcaaaa01-"]["alive"] is True and by["tpcaaaa01-"]["namespaces_removed"] == []
+    assert by["tpcdead01-"]["alive"] is False and by["tpcbbbb01-"]["alive"] is False
     assert killed == []  # the dead run's process is gone: nothing to kill
     left = sorted(p.name for p in tmp_path.glob("*.json"))
-    assert left == ["tpclive01.json"]  # the live run keeps its record
+    assert left == ["tpcaaaa01.json"]  # the live run keeps its record
 
 
 def test_clean_with_no_records(tmp_path):
@@ -68,10 +75,13 @@ def test_unreadable_records_are_skipped(tmp_path):
     (tmp_path / "junk.json").write_text("{not json")
     (tmp_path / "other.json").write_text(json.dumps({"no": "prefix"}))
     assert L.read_records(tmp_path) == []
+    assert {os.path.basename(r["_file"]) for r in L.scan_records(tmp_path)} == {
+        "junk.json", "other.json"}
 
 
 def test_require_names_what_is_missing(monkeypatch):
-    monkeypatch.setattr(checks, "has_privileges", lambda: False)
+    monkeypatch.setattr(checks, "_caps", lambda: 0)
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 1000)
     monkeypatch.setattr(checks.shutil, "which", lambda name: None)
     with pytest.raises(EmulationUnavailable) as err:
         checks.require(bpftool=True)
@@ -79,6 +89,18 @@ def test_require_names_what_is_missing(monkeypatch):
     assert "not root" in text and "sudo" in text
     assert "apt-get install iproute2" in text and "apt-get install bpftool" in text
     assert "not checked" not in text  # only the real causes are listed
+    # root without the capabilities (a container) is not "ok" either
+    monkeypatch.setattr(checks.os, "geteuid", lambda: 0)
+    with pytest.raises(EmulationUnavailable, match="root without CAP_NET_ADMIN"):
+        checks.require()
+
+
+def test_a_broken_bpftool_is_not_the_kernels_fault(monkeypatch, tmp_path):
+    fake = tmp_path / "bpftool"
+    fake.write_text("#!/bin/sh\necho 'error while loading shared libraries: libbfd' >&2\nexit 127\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert checks._bpftool_works().startswith("bpftool does not run (error while loading")
 
 
 def test_recovery_rule():

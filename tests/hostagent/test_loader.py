@@ -20,7 +20,7 @@ def _record(**over):
            "value_size": 1556, "entries": 4, "policy": "first", "mtu": 1500,
            "cgroup": str(loader.CGROUP_ROOT / "tpc" / "h1"), "cgroup_created": True,
            "netns": None, "interfaces": ["eth0"], "clsact_created": ["eth0"], "private": False,
-           "pins": ["/sys/fs/bpf/tpcstudy/h1/tpc_sockops"],
+           "pins": ["/sys/fs/bpf/tpcstudy/h1/tpc_sockops"], "dirs": ["/sys/fs/bpf/tpcstudy/h1"],
            "prog_ids": {"tpc_sockops": 7, "tpc_egress": 8}, "map_ids": {"dest_map": 9}}
     doc.update(over)
     return doc

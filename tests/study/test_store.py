@@ -82,3 +82,33 @@ def test_load_errors(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("[1, 2]")
     with pytest.raises(UsageError, match="topo stats"):
         load_results(tmp_path / "x.json")
+
+
+def test_lock_never_follows_a_planted_link(tmp_path):
+    """A link planted as ``.lock`` in a shared results folder must not make a run (as root)
+    truncate and write the file it points to."""
+    from tpcstudy.errors import UsageError
+    from tpcstudy.study.store import folder_lock
+
+    target = tmp_path / "precious"
+    target.write_text("keep me\n")
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / ".lock").symlink_to(target)
+    with pytest.raises(UsageError, match="lock"):
+        with folder_lock(out):
+            pass
+    assert target.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("doc,words", [("[1, 2]", "a JSON object was expected"),
+                                       ('{"study": "x"}', "'study' is not an object"),
+                                       ('{"study": {"config": 3}}', "study.config is not"),
+                                       ('{"study": {"seeds": {}}}', "study.seeds is not"),
+                                       ("{nope", "unreadable meta.json")])
+def test_meta_json_of_the_wrong_shape_is_named(tmp_path, doc, words):
+    from tpcstudy.study.provenance import read_meta
+
+    (tmp_path / "meta.json").write_text(doc)
+    with pytest.raises(UsageError, match=words):
+        read_meta(tmp_path)

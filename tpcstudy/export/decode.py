@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 from ..errors import ExportError, PlanError, UsageError
+from ..io import read_bounded
 from .addressing import AddressPlan, read_plan
-from .bpf import BIN_MAGIC, records_of_batch, records_of_binary
+from .bpf import BIN_MAGIC, MAX_TABLE_FILE, records_of_batch, records_of_binary
 from .layout import KEY_SIZE, decode_value
 
 __all__ = ["inspect_file", "format_inspection"]
@@ -63,10 +64,10 @@ def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
         "delay_ms"}], "weights", "last_srtt", "problems"}]}``.
     """
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    # a regular file of at most the largest valid map file (never /dev/zero, a FIFO, a link)
+    data = read_bounded(p, MAX_TABLE_FILE)
+    if not data:
+        raise UsageError(f"{p}: an empty file (neither a binary path file nor a batch file)")
     if data.startswith(BIN_MAGIC):
         head, recs = records_of_binary(data, str(p))
     else:
@@ -85,9 +86,13 @@ def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
     if the_plan is not None:  # a plan that does not know the file's addresses names nothing right
         _check_plan(the_plan, p, head, recs)
     entries = []
+    seen: Dict[bytes, int] = {}
     for key, val in recs:
         d = decode_value(val, head["variant"])
         problems = list(d.problems)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:  # the map keeps the last value only
+            problems.append(f"key {key.hex()} appears more than once: the map keeps the last")
         if d.dest.packed[:KEY_SIZE] != key:
             problems.append(f"key {key.hex()} is not the first 64 bits of dest {d.dest}")
         entries.append({

@@ -5,9 +5,10 @@
 
 1. the host's batch file, copied into a private folder and checked there (every line a ``map
    update pinned`` of one pin path under ``/sys/fs/bpf/``, at most 1024 entries, no key twice);
-2. the object of the table's layout (:func:`~.program.object_for`), loaded with its programs
-   pinned under ``<pins>/`` and its maps under the batch file's own folder (so the destination
-   map sits at the pin path the batch file names), checked to have the table's value size;
+2. the object of the table's layout (:func:`~.program.object_for`), loaded with everything
+   pinned in a folder of its own (``<pins>/NAME/``: the programs, ``maps/``), the destination
+   map checked to have the table's value size and pinned again at the path the batch file
+   names;
 3. the batch file itself, unchanged, into that map (``bpftool batch file``); the load-time
    policy and the MTU into ``tpc_config``;
 4. the sockops program attached to the host's cgroup v2 (created if it does not exist), the tc
@@ -72,6 +73,7 @@ class Install:
     clsact_created: List[str]
     private: bool
     pins: List[str]
+    dirs: List[str]
     prog_ids: Dict[str, int]
     map_ids: Dict[str, int]
 
@@ -90,7 +92,8 @@ class Install:
         kinds = {"name": str, "host": str, "table": str, "variant": str, "value_size": int,
                  "entries": int, "policy": str, "mtu": int, "cgroup": str,
                  "cgroup_created": bool, "interfaces": list, "clsact_created": list,
-                 "private": bool, "pins": list, "prog_ids": dict, "map_ids": dict}
+                 "private": bool, "pins": list, "dirs": list, "prog_ids": dict,
+                 "map_ids": dict}
         said = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
                 dict: "an object"}
         for k, t in kinds.items():
@@ -101,7 +104,7 @@ class Install:
         for k in ("prog_ids", "map_ids"):
             if not all(isinstance(v, int) and v > 0 for v in doc[k].values()):
                 raise UsageError(f"{where}: {k} holds a non-id")
-        for p in doc["pins"]:
+        for p in doc["pins"] + doc["dirs"]:
             if not (isinstance(p, str) and p.startswith("/sys/fs/bpf/") and ".." not in p):
                 raise UsageError(f"{where}: pin {str(p)[:80]!r} is not under /sys/fs/bpf/")
         _check_cgroup(doc["cgroup"], where)
@@ -203,27 +206,31 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = No
     the_mtu = int(mtu or min(m for _, m in chosen))
     obj = object_for(variant.value_size)
     prog_dir = f"{pins.rstrip('/')}/{name}"
+    maps_dir = f"{prog_dir}/maps"
     with tempfile.TemporaryDirectory(prefix="tpcstudy-agent-") as tmp:
         copy, pin, records = copy_batch(d / files["batch"], Path(tmp), MAP_ENTRIES)
-        map_dir, map_name = os.path.split(pin)
+        table_dir, map_name = os.path.split(pin)
         if map_name != variant.map_name:
             raise UsageError(f"{d / files['batch']}: pins map {map_name!r}, the {variant.name} "
                              f"layout's map is {variant.map_name!r}")
         cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records))
         existing = {dev: _qdiscs(netns, dev) for dev, _ in chosen}
         cg_created = not cg.is_dir()
+        new_dirs = [] if private else [x for x in (table_dir, pins.rstrip("/"), prog_dir,
+                                                   maps_dir) if not os.path.isdir(x)]
         if cg_created:
             cg.mkdir(parents=True)
         steps: List[List[str]] = [
-            ["mkdir", prog_dir], ["mkdir", map_dir],
-            ["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", map_dir],
-            ["expect-value-size", pin, str(variant.value_size)],
+            ["mkdir", maps_dir], ["mkdir", table_dir],
+            ["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", maps_dir],
+            ["expect-value-size", f"{maps_dir}/{map_name}", str(variant.value_size)],
+            ["bpftool", "map", "pin", "pinned", f"{maps_dir}/{map_name}", pin],
             ["bpftool", "batch", "file", str(copy)],
-            ["bpftool", "map", "update", "pinned", f"{map_dir}/tpc_config", "key", "hex",
+            ["bpftool", "map", "update", "pinned", f"{maps_dir}/tpc_config", "key", "hex",
              "00", "00", "00", "00", "value", "hex", *[f"{b:02x}" for b in cfg]],
             ["bpftool", "-j", "prog", "show", "pinned", f"{prog_dir}/tpc_sockops"],
             ["bpftool", "-j", "prog", "show", "pinned", f"{prog_dir}/tpc_egress"],
-            *[["bpftool", "-j", "map", "show", "pinned", f"{map_dir}/{m}"]
+            *[["bpftool", "-j", "map", "show", "pinned", f"{maps_dir}/{m}"]
               for m in (map_name, *_OUR_MAPS)],
             ["bpftool", "cgroup", "attach", str(cg), "sock_ops", "pinned",
              f"{prog_dir}/tpc_sockops", "multi"]]
@@ -238,25 +245,27 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = No
         try:
             outs = run_steps(steps, private=private)
         except HostAgentError:
-            _undo_partial(cg, cg_created, netns, chosen, existing, prog_dir, map_dir, private)
+            _undo_partial(cg, cg_created, netns, chosen, existing, prog_dir, pin, new_dirs,
+                          private)
             raise
-    shown = outs[6:8 + 1 + len(_OUR_MAPS)]
+    shown = outs[7:9 + 1 + len(_OUR_MAPS)]
     prog_ids = {"tpc_sockops": json.loads(shown[0])["id"], "tpc_egress": json.loads(shown[1])["id"]}
     map_ids = {m: json.loads(s)["id"] for m, s in zip((map_name, *_OUR_MAPS), shown[2:])}
     created_pins = [] if private else (
-        [f"{prog_dir}/tpc_sockops", f"{prog_dir}/tpc_egress"]
-        + [f"{map_dir}/{m}" for m in (map_name, *_OUR_MAPS)])
+        [pin, f"{prog_dir}/tpc_sockops", f"{prog_dir}/tpc_egress"]
+        + [f"{maps_dir}/{m}" for m in (map_name, *_OUR_MAPS)])
     return Install(name=name, host=host, table=str(table), variant=variant.name,
                    value_size=variant.value_size, entries=len(records),
                    policy=policy.describe(), mtu=the_mtu, cgroup=str(cg),
                    cgroup_created=cg_created, netns=netns, interfaces=[n for n, _ in chosen],
                    clsact_created=[n for n, _ in chosen if "clsact" not in existing[n]],
-                   private=private, pins=created_pins, prog_ids=prog_ids, map_ids=map_ids)
+                   private=private, pins=created_pins, dirs=new_dirs, prog_ids=prog_ids,
+                   map_ids=map_ids)
 
 
 def _undo_partial(cg: Path, cg_created: bool, netns: Optional[str],
                   chosen: Sequence[Tuple[str, int]], existing: Dict[str, List[str]],
-                  prog_dir: str, map_dir: str, private: bool) -> None:
+                  prog_dir: str, pin: str, new_dirs: Sequence[str], private: bool) -> None:
     """A load that failed half-way: remove what it may have created (best effort)."""
     for dev, _ in chosen:
         base = ["tc"] + (["-n", netns] if netns else [])
@@ -265,8 +274,14 @@ def _undo_partial(cg: Path, cg_created: bool, netns: Optional[str],
         if "clsact" not in existing[dev]:
             subprocess.run(base + ["qdisc", "del", "dev", dev, "clsact"], capture_output=True)
     if not private:
-        for d in (prog_dir,):
-            shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(prog_dir, ignore_errors=True)  # our own folder: everything in it is ours
+        if os.path.dirname(pin) in new_dirs:
+            shutil.rmtree(os.path.dirname(pin), ignore_errors=True)
+        for d in sorted(new_dirs, key=len, reverse=True):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
     if cg_created:
         try:
             cg.rmdir()
@@ -372,12 +387,12 @@ def unload(inst: Install) -> List[str]:
             done.append(pin)
         except FileNotFoundError:
             pass
-    for d in sorted({os.path.dirname(p) for p in inst.pins}, key=len, reverse=True):
-        if d.startswith(DEFAULT_PINS + "/"):
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
+    for d in sorted(inst.dirs, key=len, reverse=True):  # the folders load made, if empty
+        try:
+            os.rmdir(d)
+            done.append(d)
+        except OSError:
+            pass
     return done
 
 

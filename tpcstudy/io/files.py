@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import math
@@ -187,6 +188,8 @@ def read_bounded(path: PathLike, limit: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path}: a symbolic link (refused: name the file itself)") from None
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
     try:
         st = os.fstat(fd)

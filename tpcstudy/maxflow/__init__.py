@@ -22,6 +22,7 @@ maximise ``sum_p f_p`` subject to ``sum_p r(l, p) f_p <= c(l)`` for every direct
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -89,8 +90,31 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         raise UsageError(f"multipath = {multipath!r}: choose 'cg' or 'dag'")
     S, T = _pair_ids(topo, pairs)
     names = [(topo.names[s], topo.names[t]) for s, t in zip(S.tolist(), T.tolist())]
-    p = Problem(topo, S, T, names, solver, demand_bounds(demands, len(S)), time_limit, write_lp,
-                max_iterations)
+    scale = capacity_scale(topo)
+    bounds = demand_bounds(demands, len(S))
+    p = Problem(topo, S, T, names, solver, None if bounds is None else bounds / scale, time_limit,
+                write_lp, max_iterations, scale=scale)
+    res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
+    if scale != 1.0:  # back to the topology's own units
+        res.value = float(res.value) * scale
+        res.flows = np.asarray(res.flows, dtype=np.float64) * scale
+        res.pair_flow = np.asarray(res.pair_flow, dtype=np.float64) * scale
+    return res
+
+
+def capacity_scale(topo: Topology) -> float:
+    """The unit the LPs count capacity in: the median of the positive finite arc capacities,
+    so that the LP's numbers are near 1 whatever the input's unit (bit/s, Tbit/s, 1e-9)."""
+    cap = np.asarray(topo.arc_capacity, dtype=np.float64)
+    ok = cap[np.isfinite(cap) & (cap > 0)]
+    if ok.size == 0:
+        return 1.0
+    scale = float(np.median(ok))
+    return scale if math.isfinite(scale) and scale > 0 else 1.0
+
+
+def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: int,
+           sr_solution: Optional[MaxFlowResult]) -> MaxFlowResult:
     if model == "ecmp":
         return models.sr(p, 1, "ecmp")
     if model == "sr":
@@ -104,7 +128,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
             return models.mptcp(p, int(subflows), int(seed))
         k = segment_limit(k)
         if sr_solution is not None and (sr_solution.model != "sr" or sr_solution.k != int(k)
-                                        or sr_solution.pairs != names):
+                                        or sr_solution.pairs != p.names):
             raise UsageError("sr_solution is not the sr result of these pairs and this k")
         return models.sr_mptcp(p, int(k), int(subflows), sr_solution)
     return models.mcf(p)

@@ -110,7 +110,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     if len(pool) <= SIFT_BATCH:
         enter(np.arange(len(pool)))
     else:  # the columns using the least capacity first (price under y = 1 / capacity)
-        cost = pool.prices(1.0 / np.maximum(p.topo.arc_capacity, 1e-300))
+        cost = pool.prices(1.0 / np.maximum(p.capacity, 1e-300))
         enter(np.lexsort((np.arange(len(pool)), cost))[:SIFT_BATCH])
     iterations, gap, converged = 0, math.nan, False
     while True:

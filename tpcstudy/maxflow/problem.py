@@ -137,6 +137,15 @@ class Problem:
     write_lp: Optional[str]
     max_iterations: int
     clock: Clock = dataclasses.field(default_factory=Clock)
+    #: Capacities and demands are divided by this before any LP is built (and the results
+    #: multiplied back): HiGHS's tolerances are absolute, so a Tbit/s or a 1e-9 unit must not
+    #: change the answer (max_flow uses the median capacity).
+    scale: float = 1.0
+
+    @property
+    def capacity(self) -> np.ndarray:
+        """The arcs' capacities in LP units (``topo.arc_capacity / scale``)."""
+        return self.topo.arc_capacity / self.scale
 
     @property
     def m2(self) -> int:
@@ -150,7 +159,7 @@ class Problem:
     def new_model(self) -> LPModel:
         """An empty LP with the capacity rows and, with demands, one demand row per pair."""
         lp = make_model(self.solver)
-        lp.add_rows(self.topo.arc_capacity)
+        lp.add_rows(self.capacity)
         if self.demands is not None:
             lp.add_rows(self.demands)
         return lp

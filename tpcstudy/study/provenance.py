@@ -132,11 +132,21 @@ def read_meta(folder: Union[str, Path]) -> Dict[str, Any]:
     UsageError
         The file exists but is not JSON.
     """
+    from ..io import read_bounded
+
     path = Path(folder) / "meta.json"
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: unreadable meta.json ({exc})") from exc
-    return dict(data) if isinstance(data, dict) else {}
+        data = json.loads(read_bounded(path, 16 << 20).decode("utf-8"))
+    except (OSError, ValueError) as exc:  # UsageError (not a file, too large) is a ValueError
+        raise UsageError(f"{path}: unreadable meta.json ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a meta.json (a JSON object was expected)")
+    study = data.get("study")
+    if study is not None and not isinstance(study, dict):
+        raise UsageError(f"{path}: 'study' is not an object")
+    for key, kind in (("config", dict), ("seeds", list)):
+        if study and study.get(key) is not None and not isinstance(study[key], kind):
+            raise UsageError(f"{path}: study.{key} is not {'an object' if kind is dict else 'a list'}")
+    return dict(data)

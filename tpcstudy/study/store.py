@@ -27,6 +27,7 @@ import math
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -57,8 +58,14 @@ def folder_lock(out_dir: Union[str, Path]) -> Iterator[Path]:
         raise UsageError("--out '': name a results folder")
     out.mkdir(parents=True, exist_ok=True)
     path = out / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # a results folder may be shared: never follow a link planted as .lock
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot open the folder's lock ({exc.strerror}; a link?)") \
+            from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{path}: not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -52,8 +52,10 @@ def _caps() -> int:
 
 
 def has_privileges() -> bool:
+    """CAP_NET_ADMIN and CAP_SYS_ADMIN in effect: root without them (a container's, or with
+    capabilities dropped) cannot build the network either."""
     caps = _caps()
-    return os.geteuid() == 0 or bool(caps >> CAP_NET_ADMIN & 1 and caps >> CAP_SYS_ADMIN & 1)
+    return bool(caps >> CAP_NET_ADMIN & 1 and caps >> CAP_SYS_ADMIN & 1)
 
 
 def tool_versions() -> Dict[str, Optional[str]]:
@@ -70,16 +72,31 @@ def tool_versions() -> Dict[str, Optional[str]]:
     return out
 
 
+def _bpftool_works() -> str:
+    """``ok`` when bpftool is there and runs (a broken install is not the kernel's fault)."""
+    if not shutil.which("bpftool"):
+        return f"bpftool not found: {_HOW['bpftool']}"
+    try:
+        p = subprocess.run(["bpftool", "version"], capture_output=True, text=True, timeout=30)
+    except OSError as exc:
+        return f"bpftool does not run ({exc.strerror}): reinstall it ({_HOW['bpftool']})"
+    if p.returncode != 0:
+        return (f"bpftool does not run ({(p.stderr or p.stdout).strip()[:120]}): reinstall it "
+                f"({_HOW['bpftool']})")
+    return OK
+
+
 def check_system(*, bpftool: bool = False) -> Dict[str, str]:
     """Probe every requirement; ``{requirement: "ok" | what is wrong and how to fix it}``."""
     res: Dict[str, str] = {}
     res["privileges"] = OK if has_privileges() else (
-        "not root: run as root (sudo) or with CAP_NET_ADMIN and CAP_SYS_ADMIN (namespaces, "
-        "routes, queues, setns)")
+        ("root without CAP_NET_ADMIN and CAP_SYS_ADMIN (a container? run it privileged)"
+         if os.geteuid() == 0 else "not root: run as root (sudo) or with CAP_NET_ADMIN and "
+                                   "CAP_SYS_ADMIN") + " (namespaces, routes, queues, setns)")
     res["iproute2"] = OK if shutil.which("ip") and shutil.which("tc") else \
         f"'ip' or 'tc' not found: {_HOW['iproute2']}"
     if bpftool:
-        res["bpftool"] = OK if shutil.which("bpftool") else f"bpftool not found: {_HOW['bpftool']}"
+        res["bpftool"] = _bpftool_works()
         if not shutil.which("unshare"):
             res["unshare"] = f"unshare not found: {_HOW['unshare']}"
     if res["privileges"] != OK or res["iproute2"] != OK:

@@ -30,7 +30,7 @@ import os
 import socket
 import subprocess
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ...errors import EmulationError
 from ...linux import CGROUP_ROOT, CLONE_NEWNET, NETNS_DIR, cgroup_of, join_cgroup, setns
@@ -148,8 +148,10 @@ def list_namespaces(prefix: str = "") -> List[str]:
 
 
 def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
-              force: bool = False, label: str = "") -> None:
-    """Run ``tool [-n netns] [-force] -batch -`` with ``lines`` on its standard input.
+              force: bool = False, label: str = "",
+              on_start: Optional[Callable[[int], None]] = None) -> None:
+    """Run ``tool [-n netns] [-force] -batch -`` with ``lines`` on its standard input;
+    ``on_start(pid)`` is called once it runs (before its input is written).
 
     Raises
     ------
@@ -168,12 +170,21 @@ def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
     argv += ["-batch", "-"]
     text = "\n".join(lines) + "\n"
     try:
-        proc = subprocess.run(argv, input=text, capture_output=True, text=True, timeout=600)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
     except FileNotFoundError:
         raise EmulationError(f"{tool!r} not found: install iproute2 (apt-get install iproute2)") \
             from None
+    try:
+        if on_start is not None:
+            on_start(proc.pid)
+        out, err_text = proc.communicate(text, timeout=600)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
     if proc.returncode != 0:
-        err = (proc.stderr or proc.stdout).strip()
+        err = (err_text or out).strip()
         where = ""
         for word in err.replace(":", " ").split():  # "Command failed -:12"
             if word.isdigit() and 0 < int(word) <= len(lines):

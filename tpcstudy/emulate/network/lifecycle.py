@@ -26,6 +26,7 @@ import concurrent.futures
 import datetime as _dt
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -49,13 +50,27 @@ from .spec import (
 )
 
 __all__ = ["Emulation", "clean", "new_prefix", "run_dir", "RunRecord", "read_records",
-           "netns_tag", "write_record", "remove_record", "cgroup_base", "remove_cgroups"]
+           "scan_records", "netns_tag", "write_record", "remove_record", "cgroup_base",
+           "remove_cgroups", "pid_namespace", "prefix_ok"]
 
 DEFAULT_RUN_DIR = "/run/tpcstudy"
 
 
 def run_dir() -> Path:
-    return Path(os.environ.get("TPCSTUDY_RUN_DIR") or DEFAULT_RUN_DIR)
+    """Where run records live (``TPCSTUDY_RUN_DIR``, made absolute: never the cwd's)."""
+    return Path(os.path.abspath(os.environ.get("TPCSTUDY_RUN_DIR") or DEFAULT_RUN_DIR))
+
+
+def pid_namespace() -> int:
+    """This process's pid namespace (the inode of ``/proc/self/ns/pid``): a record written in
+    another one (a container sharing ``/run``) names pids that mean nothing here."""
+    return os.stat("/proc/self/ns/pid").st_ino
+
+
+def prefix_ok(prefix: Any) -> bool:
+    """A prefix this tool makes: ``<tag><6 hex>-`` (the current ``TPCSTUDY_NETNS_TAG``)."""
+    return isinstance(prefix, str) and re.fullmatch(re.escape(netns_tag()) + r"[0-9a-f]{6}-",
+                                                     prefix) is not None
 
 
 def netns_tag() -> str:
@@ -100,22 +115,70 @@ def remove_record(prefix: str, where: Optional[Path] = None) -> None:
         pass
 
 
-def read_records(where: Optional[Path] = None) -> List[RunRecord]:
-    """The run records in ``where`` (default :func:`run_dir`); unreadable ones are skipped."""
+#: A run record is small; anything larger is not one.
+RECORD_LIMIT = 1 << 20
+
+
+def _pid_ok(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x > 1
+
+
+def _judge(rec: Any, path: Path) -> Optional[str]:
+    """What is wrong with a run record (``None``: nothing). Records are data: other runs, other
+    users, or someone trying something wrote them."""
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    prefix = rec.get("prefix")
+    if not prefix_ok(prefix):
+        return (f"prefix {str(prefix)[:40]!r} is not one this tool makes "
+                f"({netns_tag()}<6 hex>-)")
+    if path.name != f"{str(prefix).rstrip('-')}.json":
+        return f"its file name does not match its prefix {prefix!r}"
+    if not _pid_ok(rec.get("pid")):
+        return f"pid {str(rec.get('pid'))[:20]!r} is not a process id > 1"
+    start = rec.get("pid_start")
+    if start is not None and (not isinstance(start, int) or isinstance(start, bool)):
+        return "pid_start is not a number"
+    procs = rec.get("processes", [])
+    if not isinstance(procs, list) or not all(isinstance(p, dict) for p in procs):
+        return "processes is not a list of {pid, start}"
+    if rec.get("pidns") is not None and not _pid_ok(rec.get("pidns")):
+        return "pidns is not a namespace inode"
+    return None
+
+
+def scan_records(where: Optional[Path] = None) -> List[RunRecord]:
+    """Every ``*.json`` of ``where`` (default :func:`run_dir`), each read alone with a bound
+    (a FIFO, a link or a huge file is refused, never waited on): the valid records, and for
+    the others ``{"_file", "_problem"}``."""
+    from ...io import read_bounded
+
     d = where or run_dir()
-    out = []
+    out: List[RunRecord] = []
     for p in sorted(d.glob("*.json")) if d.is_dir() else []:
         try:
-            rec = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("prefix"), str) and "pid" in rec:
+            rec = json.loads(read_bounded(p, RECORD_LIMIT).decode("utf-8"))
+            problem = _judge(rec, p)
+        except UsageError as exc:
+            rec, problem = {}, str(exc)
+        except (ValueError, UnicodeDecodeError) as exc:
+            rec, problem = {}, f"not JSON ({str(exc)[:80]})"
+        if problem:
+            out.append({"_file": str(p), "_problem": problem})
+        else:
             rec["_file"] = str(p)
             out.append(rec)
     return out
 
 
+def read_records(where: Optional[Path] = None) -> List[RunRecord]:
+    """The valid run records in ``where`` (default :func:`run_dir`)."""
+    return [r for r in scan_records(where) if "_problem" not in r]
+
+
 def record_alive(rec: RunRecord) -> bool:
+    """The run's process still runs (a record without its start time cannot prove its pid was
+    reused: alive as long as the pid is)."""
     return _ns.process_alive(int(rec["pid"]), rec.get("pid_start"))
 
 
@@ -123,45 +186,71 @@ def clean(*, where: Optional[Path] = None,
           list_namespaces: Callable[[str], List[str]] = _ns.list_namespaces,
           delete_namespaces: Optional[Callable[[List[str]], None]] = None,
           kill: Optional[Callable[[int, int], None]] = None) -> List[Dict[str, Any]]:
-    """Remove what runs killed without teardown left: their namespaces, processes and records.
+    """Remove what runs killed without teardown left: their namespaces, cgroups, processes and
+    records.
 
-    Only runs whose record names a process that is gone are touched, and of those only the
-    namespaces starting with the run's own prefix. Returns one report per record:
-    ``{"prefix", "pid", "alive", "namespaces_removed", "processes_killed"}``.
+    Each record is judged alone (a malformed one is reported and skipped, never fatal); a valid
+    one names a prefix of this tool's form (``<tag><6 hex>-``) and pids > 1. Only runs whose
+    process is provably gone (its pid dead, or reused by another program: the start time
+    differs) in this pid namespace are touched; a run from another pid namespace is left alone
+    as unknown. Of a dead run, only the processes whose start time matches the record are
+    killed, only the namespaces starting with its prefix deleted (listed again until none is
+    left: an orphaned build may still be adding some), then its cgroups; the record stays while
+    anything is left. Returns one report per record: ``{"prefix", "pid", "alive",
+    "namespaces_removed", "processes_killed", "cgroups_removed"}`` (``alive``: True, False or
+    ``"unknown"``), or ``{"file", "skipped"}`` for a record that is not one.
 
     The callables default to the real ones; tests pass fakes.
     """
     delete = delete_namespaces or _delete_namespaces
     killer = kill or os.kill
-    reports = []
-    for rec in read_records(where):
+    here = pid_namespace()
+    reports: List[Dict[str, Any]] = []
+    for rec in scan_records(where):
+        if "_problem" in rec:
+            reports.append({"file": rec["_file"], "skipped": rec["_problem"]})
+            continue
         prefix = rec["prefix"]
-        alive = record_alive(rec)
-        rep: Dict[str, Any] = {"prefix": prefix, "pid": rec["pid"], "alive": alive,
+        rep: Dict[str, Any] = {"prefix": prefix, "pid": rec["pid"], "alive": False,
                                "namespaces_removed": [], "processes_killed": [],
                                "cgroups_removed": []}
-        if not alive:
-            for proc in rec.get("processes") or []:
-                pid, start = int(proc["pid"]), proc.get("start")
-                if _ns.process_alive(pid, start):
-                    try:
-                        killer(pid, signal.SIGKILL)
-                        rep["processes_killed"].append(pid)
-                    except ProcessLookupError:
-                        pass
-            names = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
-            if names:
-                delete(names)
-            rep["namespaces_removed"] = names
-            try:
-                rep["cgroups_removed"] = remove_cgroups(prefix)
-            except (UsageError, OSError) as exc:
-                rep["cgroups_error"] = str(exc)
-            try:
-                os.unlink(rec["_file"])
-            except FileNotFoundError:
-                pass
         reports.append(rep)
+        if rec.get("pidns") not in (None, here):
+            rep["alive"] = "unknown"
+            rep["note"] = "written in another pid namespace: its pids mean nothing here"
+            continue
+        if record_alive(rec):
+            rep["alive"] = True
+            continue
+        for proc in rec.get("processes") or []:
+            pid, start = proc.get("pid"), proc.get("start")
+            if not _pid_ok(pid) or not isinstance(start, int) or isinstance(start, bool):
+                continue  # no start time: cannot be told from another program's pid
+            if _ns.process_alive(pid, start):
+                try:
+                    killer(pid, signal.SIGKILL)
+                    rep["processes_killed"].append(pid)
+                except ProcessLookupError:
+                    pass
+        left = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
+        for _ in range(20):
+            if not left:
+                break
+            delete(left)
+            rep["namespaces_removed"] += [n for n in left if n not in rep["namespaces_removed"]]
+            time.sleep(0.05)
+            left = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
+        try:
+            rep["cgroups_removed"] = remove_cgroups(prefix)
+        except (UsageError, OSError) as exc:
+            rep["cgroups_error"] = str(exc)
+        if left or rep.get("cgroups_error"):
+            rep["left"] = left
+            continue  # keep the record: the next clean tries again
+        try:
+            os.unlink(rec["_file"])
+        except FileNotFoundError:
+            pass
     return reports
 
 
@@ -227,6 +316,7 @@ class Emulation:
         try:
             self.record = {"prefix": self.spec.prefix, "pid": os.getpid(),
                            "pid_start": _ns.process_start_ticks(os.getpid()),
+                           "pidns": pid_namespace(),
                            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(
                                timespec="seconds"),
                            "topology": self.spec.topology.name,
@@ -300,8 +390,24 @@ class Emulation:
             signal.signal(sig, old)
         self._old_handlers.clear()
 
+    def _record_build(self, pid: int) -> None:
+        """The namespaces' ``ip -batch`` (a killed run's orphan would go on adding them):
+        recorded while it runs, so ``clean`` can kill it."""
+        self.record.setdefault("processes", []).append(
+            {"pid": pid, "start": _ns.process_start_ticks(pid), "role": "build"})
+        write_record(self.record)
+
     def _build(self) -> None:
-        for phase in build_steps(self.spec):
+        for n, phase in enumerate(build_steps(self.spec)):
+            if n == 0:  # the namespaces: one batch
+                for b in phase:
+                    assert isinstance(b, Batch)
+                    _ns.run_batch(b.tool, b.lines, netns=b.netns, label=b.label,
+                                  on_start=self._record_build)
+                self.record["processes"] = [p for p in self.record.get("processes", [])
+                                            if p.get("role") != "build"]
+                write_record(self.record)
+                continue
             batches = [s for s in phase if isinstance(s, Batch)]
             sysctls = [s for s in phase if isinstance(s, Sysctls)]
             for s in sysctls:  # in-process, this thread: fast
