@@ -35,7 +35,8 @@ EXPECTED = {
                         ["export/Abilene/paths.json", "export/Abilene/plan.json",
                          "export/path-table.png"]),
     "05-emulation.ipynb": (["the emulator can run here", "six-paths", "entries delivered on "
-                            "model links 20/20", "byte-identical 5/5", "median", "on idle path"],
+                            "model links 20/20", "byte-identical 5/5", "median", "on idle path",
+                            "links that carried the data:", "slot 1 of the table:"],
                            ["emulation/six-paths/results.csv", "emulation/fig-throughput.png",
                             "emulation/fig-recovery.png", "emulation/failover/meta.json",
                             "emulation/fig-policies.png", "emulation/policies/results.csv"]),

@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .network.lifecycle import Emulation, clean, new_prefix
+    from .network.live import Network
     from .network.spec import NetworkSpec, network_spec
 
-__all__ = ["Emulation", "clean", "new_prefix", "NetworkSpec", "network_spec"]
+__all__ = ["Emulation", "clean", "new_prefix", "NetworkSpec", "network_spec", "Network"]
 
 _LAZY = {"Emulation": "network.lifecycle", "clean": "network.lifecycle",
          "new_prefix": "network.lifecycle", "NetworkSpec": "network.spec",
-         "network_spec": "network.spec"}
+         "network_spec": "network.spec", "Network": "network.live"}
 
 
 def __getattr__(name: str) -> Any:

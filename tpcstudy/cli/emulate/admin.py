@@ -9,8 +9,12 @@ from typing import Any
 def register(sub: Any) -> None:
     c = sub.add_parser("clean", help="remove what a killed run left (its namespaces and "
                                      "processes only)",
-                       description="Remove the namespaces and processes of runs whose process "
-                                   "is gone (their run records say which), and nothing else.")
+                       description="Remove the namespaces, cgroups and processes of runs whose "
+                                   "process is gone (their run records say which), and nothing "
+                                   "else. Networks kept up on purpose ('emulate up') stay unless "
+                                   "named or --all is given.")
+    c.add_argument("names", nargs="*", metavar="NAME", help="up networks to remove too")
+    c.add_argument("--all", action="store_true", help="remove the up networks too")
     c.set_defaults(func=cmd_clean)
     k = sub.add_parser("check", help="what this machine has and lacks for the emulator",
                        description="Probe every requirement of the emulator for real, in a "
@@ -23,11 +27,18 @@ def register(sub: Any) -> None:
 def cmd_clean(args: argparse.Namespace) -> int:
     from ...emulate.network.lifecycle import clean, run_dir
 
-    reports = clean()
+    reports = clean(names=args.names, everything=args.all)
     if not reports:
         print(f"nothing to clean (no run record in {run_dir()})")
     for r in reports:
-        if r["alive"]:
+        if "skipped" in r:
+            print(f"{r['file']}: skipped, not a run record of this tool: {r['skipped']}")
+        elif r["alive"] == "up":
+            print(f"{r['prefix']}: network {r['name']!r} is up on purpose: kept (remove it "
+                  f"with: tpcstudy emulate down {r['name']})")
+        elif r["alive"] == "unknown":
+            print(f"{r['prefix']}: run {r['pid']} of another pid namespace: left alone")
+        elif r["alive"]:
             print(f"{r['prefix']}: run {r['pid']} is still running: left alone")
         else:
             hosts = max(0, len(r.get("cgroups_removed", [])) - 1)  # the run's own folder too

@@ -170,6 +170,9 @@ def check_system(*, bpftool: bool = False) -> Dict[str, str]:
                                 f"modprobe tcp_cubic")
         mptcp = _ns.read_sysctl("net.mptcp.enabled", netns=ns)
         res["mptcp (not required)"] = OK if mptcp is not None else "no MPTCP in this kernel"
+        res["iperf3 (not required)"] = OK if shutil.which("iperf3") else (
+            "not installed (apt-get install iperf3): 'emulate exec' runs any program, the "
+            "notebook falls back to a plain TCP transfer")
         if bpftool and res.get("bpftool") == OK and "unshare" not in res:
             try:
                 run_private([["bpftool", "map", "create", "/sys/fs/bpf/check", "type", "hash",

@@ -51,7 +51,7 @@ from .spec import (
 
 __all__ = ["Emulation", "clean", "new_prefix", "run_dir", "RunRecord", "read_records",
            "scan_records", "netns_tag", "write_record", "remove_record", "cgroup_base",
-           "remove_cgroups", "pid_namespace", "prefix_ok"]
+           "remove_cgroups", "pid_namespace", "prefix_ok", "remove_run", "kill_cgroups", "name_ok"]
 
 DEFAULT_RUN_DIR = "/run/tpcstudy"
 
@@ -144,7 +144,17 @@ def _judge(rec: Any, path: Path) -> Optional[str]:
         return "processes is not a list of {pid, start}"
     if rec.get("pidns") is not None and not _pid_ok(rec.get("pidns")):
         return "pidns is not a namespace inode"
+    if rec.get("kind") not in (None, "up"):
+        return f"kind {str(rec.get('kind'))[:20]!r} is not one this tool writes"
+    if rec.get("kind") == "up" and not name_ok(rec.get("name")):
+        return f"an up network's name {str(rec.get('name'))[:40]!r} is not a plain name"
     return None
+
+
+def name_ok(name: Any) -> bool:
+    """A network name of ``tpcstudy emulate up``: 1 to 32 letters, digits, ``_``, ``.``, ``-``."""
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}", name) \
+        is not None
 
 
 def scan_records(where: Optional[Path] = None) -> List[RunRecord]:
@@ -185,7 +195,8 @@ def record_alive(rec: RunRecord) -> bool:
 def clean(*, where: Optional[Path] = None,
           list_namespaces: Callable[[str], List[str]] = _ns.list_namespaces,
           delete_namespaces: Optional[Callable[[List[str]], None]] = None,
-          kill: Optional[Callable[[int, int], None]] = None) -> List[Dict[str, Any]]:
+          kill: Optional[Callable[[int, int], None]] = None,
+          names: Sequence[str] = (), everything: bool = False) -> List[Dict[str, Any]]:
     """Remove what runs killed without teardown left: their namespaces, cgroups, processes and
     records.
 
@@ -196,9 +207,11 @@ def clean(*, where: Optional[Path] = None,
     as unknown. Of a dead run, only the processes whose start time matches the record are
     killed, only the namespaces starting with its prefix deleted (listed again until none is
     left: an orphaned build may still be adding some), then its cgroups; the record stays while
-    anything is left. Returns one report per record: ``{"prefix", "pid", "alive",
-    "namespaces_removed", "processes_killed", "cgroups_removed"}`` (``alive``: True, False or
-    ``"unknown"``), or ``{"file", "skipped"}`` for a record that is not one.
+    anything is left. A network kept up on purpose (``tpcstudy emulate up``) is left alone
+    unless it is in ``names`` or ``everything`` is set. Returns one report per record:
+    ``{"prefix", "pid", "alive", "namespaces_removed", "processes_killed", "cgroups_removed"}``
+    (``alive``: True, False, ``"unknown"`` or ``"up"``), or ``{"file", "skipped"}`` for a
+    record that is not one.
 
     The callables default to the real ones; tests pass fakes.
     """
@@ -219,39 +232,83 @@ def clean(*, where: Optional[Path] = None,
             rep["alive"] = "unknown"
             rep["note"] = "written in another pid namespace: its pids mean nothing here"
             continue
-        if record_alive(rec):
+        if rec.get("kind") == "up" and not (everything or rec.get("name") in names):
+            rep.update(alive="up", name=rec.get("name"))  # kept on purpose: `down` removes it
+            continue
+        if rec.get("kind") != "up" and record_alive(rec):
             rep["alive"] = True
             continue
-        for proc in rec.get("processes") or []:
-            pid, start = proc.get("pid"), proc.get("start")
-            if not _pid_ok(pid) or not isinstance(start, int) or isinstance(start, bool):
-                continue  # no start time: cannot be told from another program's pid
-            if _ns.process_alive(pid, start):
-                try:
-                    killer(pid, signal.SIGKILL)
-                    rep["processes_killed"].append(pid)
-                except ProcessLookupError:
-                    pass
-        left = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
-        for _ in range(20):
-            if not left:
-                break
-            delete(left)
-            rep["namespaces_removed"] += [n for n in left if n not in rep["namespaces_removed"]]
-            time.sleep(0.05)
-            left = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
-        try:
-            rep["cgroups_removed"] = remove_cgroups(prefix)
-        except (UsageError, OSError) as exc:
-            rep["cgroups_error"] = str(exc)
-        if left or rep.get("cgroups_error"):
-            rep["left"] = left
-            continue  # keep the record: the next clean tries again
-        try:
-            os.unlink(rec["_file"])
-        except FileNotFoundError:
-            pass
+        remove_run(rec, rep, list_namespaces, delete, killer)
     return reports
+
+
+def remove_run(rec: RunRecord, rep: Dict[str, Any],
+               list_namespaces: Callable[[str], List[str]] = _ns.list_namespaces,
+               delete: Optional[Callable[[List[str]], None]] = None,
+               killer: Callable[[int, int], None] = os.kill) -> Dict[str, Any]:
+    """Remove one run's processes (those of its record whose start time matches, and every
+    process in its cgroups), namespaces (listed again until none is left), cgroups and, when
+    nothing is left, its record; what happened goes into ``rep``."""
+    delete = delete or _delete_namespaces
+    prefix = rec["prefix"]
+    for proc in rec.get("processes") or []:
+        pid, start = proc.get("pid"), proc.get("start")
+        if not _pid_ok(pid) or not isinstance(start, int) or isinstance(start, bool):
+            continue  # no start time: cannot be told from another program's pid
+        if _ns.process_alive(pid, start):
+            try:
+                killer(pid, signal.SIGKILL)
+                rep["processes_killed"].append(pid)
+            except ProcessLookupError:
+                pass
+    rep["processes_killed"] += kill_cgroups(prefix)
+    left = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
+    for _ in range(20):
+        if not left:
+            break
+        delete(left)
+        rep["namespaces_removed"] += [n for n in left if n not in rep["namespaces_removed"]]
+        time.sleep(0.05)
+        left = [n for n in list_namespaces(prefix) if n.startswith(prefix)]
+    try:
+        rep["cgroups_removed"] = remove_cgroups(prefix)
+    except (UsageError, OSError) as exc:
+        rep["cgroups_error"] = str(exc)
+    if left or rep.get("cgroups_error"):
+        rep["left"] = left
+        return rep  # keep the record: the next clean tries again
+    try:
+        os.unlink(rec["_file"])
+    except (FileNotFoundError, KeyError):
+        pass
+    return rep
+
+
+def kill_cgroups(prefix: str) -> List[int]:
+    """SIGKILL every process in the run's cgroups (programs started in its hosts: provably
+    ours, whatever their pid) and wait until they are gone; returns their pids."""
+    base = cgroup_base(prefix)
+    pids: List[int] = []
+    if not base.is_dir():
+        return pids
+    for _ in range(50):
+        now = []
+        for d in base.iterdir():
+            try:
+                now += [int(x) for x in (d / "cgroup.procs").read_text().split()]
+            except (OSError, ValueError):
+                continue
+        if not now:
+            return pids
+        for pid in now:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                if pid not in pids:
+                    pids.append(pid)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+    return pids
 
 
 def cgroup_base(prefix: str) -> Path:
@@ -421,6 +478,18 @@ class Emulation:
                                         label=b.label) for b in batches]
                     for f in futs:
                         f.result()
+
+    # -- kept up --
+    def keep(self, name: str, **extra: Any) -> RunRecord:
+        """Leave the network up when this process ends (``tpcstudy emulate up``): the record
+        says so (``kind: up``, its name, ``extra``) and teardown becomes a no-op; ``tpcstudy
+        emulate down NAME`` removes it."""
+        self.record.update(kind="up", name=name, **extra)
+        write_record(self.record)
+        self._active = False
+        self.procs = []
+        self._restore_signals()
+        return self.record
 
     # -- cgroups --
     def cgroup(self, router: Any) -> Path:
