@@ -8,16 +8,20 @@
 - :func:`percentile`: the p-th percentile by linear interpolation (numpy's default).
 - :func:`quantile_inf`: the same where some values are infinite (an unfinished transfer, a
   connection that never recovered), as flow-completion-time medians and tails need it.
+- :func:`mean_interval`, :func:`median_interval`, :func:`paired_difference`: what repeated
+  emulation draws say: a mean with its Student t interval, a median with its bootstrap interval,
+  and whether two policies measured in the same draws differ (paired t interval) or tie.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["jain_index", "multihoming_metrics", "percentile", "quantile_inf"]
+__all__ = ["jain_index", "multihoming_metrics", "percentile", "quantile_inf", "mean_interval",
+           "median_interval", "paired_difference"]
 
 
 def _values(x: Sequence[float], what: str) -> np.ndarray:
@@ -67,3 +71,58 @@ def quantile_inf(xs: Sequence[float], q: float) -> float:
     if math.isinf(a) or math.isinf(b):
         return math.inf
     return a + (b - a) * w
+
+
+def mean_interval(values: Sequence[float], level: float = 0.95) -> Tuple[float, float, float]:
+    """Mean of ``values`` (one per independent draw) and its ``level`` confidence interval by
+    Student's t: ``(mean, lo, hi)``; the interval is nan with fewer than 2 values. Infinite or
+    nan values are left out."""
+    from scipy import stats
+
+    a = np.asarray([v for v in values if math.isfinite(v)], dtype=np.float64)
+    if len(a) == 0:
+        return math.nan, math.nan, math.nan
+    m = float(a.mean())
+    if len(a) < 2:
+        return m, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
+    return m, m - half, m + half
+
+
+def median_interval(values: Sequence[float], level: float = 0.95, *, resamples: int = 10_000,
+                    seed: int = 0) -> Tuple[float, float, float]:
+    """Median of ``values`` (one per draw; infinite allowed: an unfinished transfer) and its
+    ``level`` percentile-bootstrap interval (``resamples`` resamples of the draws, seeded):
+    ``(median, lo, hi)``; the interval is nan with fewer than 2 values."""
+    a = np.asarray([v for v in values if not math.isnan(v)], dtype=np.float64)
+    if len(a) == 0:
+        return math.nan, math.nan, math.nan
+    med = float(np.median(a))
+    if len(a) < 2:
+        return med, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    boot = np.median(a[rng.integers(0, len(a), size=(resamples, len(a)))], axis=1)
+    lo, hi = np.quantile(boot, [(1 - level) / 2, 0.5 + level / 2], method="inverted_cdf")
+    return med, float(lo), float(hi)
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95, *,
+                      cap: float = math.inf, stat: str = "mean"
+                      ) -> Tuple[float, float, float, str]:
+    """``a`` against ``b`` measured in the same draws (paired): the difference a - b per draw,
+    summarised by ``stat``: ``"mean"`` (its ``level`` Student t interval; values above ``cap``
+    count as ``cap``) or ``"median"`` (its percentile-bootstrap interval; an infinite value is
+    allowed, larger than any finite one, and two infinite ones are equal), and ``"higher"``,
+    ``"lower"`` or ``"tie"`` (the interval holds 0, or fewer than 2 draws)."""
+    if len(a) != len(b):
+        raise ValueError("paired_difference: one value of each per draw")
+    pairs = [(x, y) for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))]
+    if stat == "median":
+        d = [0.0 if x == y else x - y for x, y in pairs]  # inf - inf: equal
+        m, lo, hi = median_interval(d, level)
+    else:
+        d = [min(x, cap) - min(y, cap) for x, y in pairs]
+        m, lo, hi = mean_interval([x for x in d if math.isfinite(x)], level)
+    if math.isnan(lo) or lo <= 0 <= hi:
+        return m, lo, hi, "tie"
+    return m, lo, hi, "higher" if lo > 0 else "lower"

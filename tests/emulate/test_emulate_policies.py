@@ -98,7 +98,8 @@ def test_fct_quantiles_count_unfinished_as_infinite() -> None:
 def test_policies_cli_on_abilene(tmp_path, zoo_installed) -> None:
     out = tmp_path / "pol"
     args = [sys.executable, "-m", "tpcstudy", "emulate", "policies", "--topo", "zoo/Abilene",
-            "--heavy", "20", "--seed", "1", "--policies", "ecmp,lp,exp3:0.1,ba-throughput",
+            "--heavy", "20", "--seed", "1", "--policies",
+            "ecmp,lp,exp3:0.1,ba-throughput,mptcp:2",
             "--seconds", "4", "--warmup", "1", "--drain", "2", "--load", "1.2",
             "--out", str(out), "--plot"]
     env = dict(os.environ, PYTHONSAFEPATH="1", MPLBACKEND="Agg")
@@ -107,11 +108,12 @@ def test_policies_cli_on_abilene(tmp_path, zoo_installed) -> None:
     assert "% of LP" in p.stdout
     with open(out / "results.csv", newline="") as fh:
         rows = {r["policy"]: r for r in csv.DictReader(fh)}
-    assert set(rows) == {"ecmp", "lp", "exp3:0.1", "ba-throughput"}
+    assert set(rows) == {"ecmp", "lp", "exp3:0.1", "ba-throughput", "mptcp:2"}
     transfers = {r["transfers"] for r in rows.values()}
     assert len(transfers) == 1  # the same workload for every policy
     for r in rows.values():
         assert r["status"] == "ok", r
+        assert r["draw"] == "0"
         assert 0.2 < float(r["goodput_lp"]) < 1.1, r
         assert int(r["completed"]) > 0 and float(r["fct_median"]) > 0
         # more than one pair got traffic through (one pair taking all: Jain = 1 / pairs)
@@ -119,11 +121,40 @@ def test_policies_cli_on_abilene(tmp_path, zoo_installed) -> None:
     assert rows["ecmp"]["slot_share"] == "plain:1.000"
     # lp spreads the transfers over the LP's slots; the LP uses more than slot 0 on this draw
     assert "plain" not in rows["lp"]["slot_share"] and len(rows["lp"]["slot_share"].split()) >= 2
+    # MPTCP as a host policy: every transfer an MPTCP connection; second subflows joined
+    assert rows["mptcp:2"]["slot_share"] == "mptcp:1.000"
+    assert int(rows["mptcp:2"]["subflows_joined"]) > 0, rows["mptcp:2"]
     meta = json.loads((out / "meta.json").read_text())
     assert meta["study"]["config"]["policies"]["load"] == 1.2
     assert load_results(out).kind == "emulate-policies"
     assert (out / "emulation-policies.png").is_file()
-    again = subprocess.run(args[:-1], capture_output=True, text=True, env=env, timeout=300)
+    # --repeat 2 later: only draw 1 runs (new hash seeds, new arrivals), then the intervals
+    more = subprocess.run(args[:-1] + ["--repeat", "2"], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert more.returncode == 0, more.stderr[-2000:] + more.stdout[-2000:]
+    assert "draw 2/2" in more.stderr and "draw 1/2" not in more.stderr
+    with open(out / "results.csv", newline="") as fh:
+        both = list(csv.DictReader(fh))
+    assert sorted(r["draw"] for r in both) == ["0"] * 5 + ["1"] * 5
+    # a new draw of arrivals: another number of transfers in the window (or, rarely, the same
+    # number but other sizes: the offered load differs)
+    d1 = {r["policy"]: r for r in both if r["draw"] == "1"}
+    assert (d1["ecmp"]["transfers"], d1["ecmp"]["offered"]) != \
+        (rows["ecmp"]["transfers"], rows["ecmp"]["offered"])
+    with open(out / "summary.csv", newline="") as fh:
+        summ = {r["policy"]: r for r in csv.DictReader(fh)}
+    assert set(summ) == set(rows) and {r["draws"] for r in summ.values()} == {"2"}
+    lo, mid, hi = (float(summ["lp"][c]) for c in ("goodput_lp_lo", "goodput_lp",
+                                                    "goodput_lp_hi"))
+    assert lo <= mid <= hi and mid == pytest.approx(
+        (float(rows["lp"]["goodput_lp"]) + float(d1["lp"]["goodput_lp"])) / 2)
+    with open(out / "verdicts.csv", newline="") as fh:
+        ver = list(csv.DictReader(fh))
+    assert len(ver) == 4 * 10  # 4 metrics x 10 pairs of 5 policies
+    assert {v["verdict"] for v in ver} <= {"higher", "lower", "tie"}
+    assert "which differences are real" in more.stdout and "[" in more.stdout
+    again = subprocess.run(args[:-1] + ["--repeat", "2"], capture_output=True, text=True,
+                           env=env, timeout=300)
     assert again.returncode == 0 and "already measured" in again.stderr
 
 

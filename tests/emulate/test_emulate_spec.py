@@ -169,7 +169,7 @@ def test_build_commands():
     ip = phases[4][0]
     assert ip.netns == "tpcabc123-r0" and ip.tool == "ip"
     assert ip.lines[:2] == ("link set dev lo up", f"addr add {r0.loopback}/128 dev lo")
-    assert "link set dev to1 gso_max_segs 1 multicast off up" in ip.lines
+    assert "link set dev to1 mtu 1500 gso_max_segs 1 multicast off up" in ip.lines
     assert "addr add fe80::1/64 dev to1 nodad" in ip.lines
     assert "neigh replace fe80::2 lladdr 02:00:00:00:00:02 dev to1 nud permanent" in ip.lines
     lb1 = sp.plan.loopback(t.names[1])

@@ -7,6 +7,10 @@
 - :func:`plot_recovery`: the CDF over runs of the recovery time of each failover strategy
   (NRTOChanger, TimeoutChanger, plain TCP), the median in the legend; runs that did not recover
   sit at the right edge.
+
+With repeated draws (``--repeat``) every bar or line is the mean over the draws and its error
+bar the 95 % Student t interval (medians of completion times: the percentile-bootstrap interval
+over the draws), as ``summary.csv`` gives them.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 
 from ..emulate.experiments.failover import recovery_summary
+from ..metrics import mean_interval, median_interval
 from .common import COLORS, axes_for, cdf
 
 __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
@@ -35,6 +40,15 @@ def _num(x: Any) -> Optional[float]:
         return None
 
 
+def _err(values: Sequence[float], stat: str = "mean") -> Tuple[float, List[List[float]]]:
+    """The value and matplotlib's ``yerr`` of its 95 % interval over draws (none for one
+    draw)."""
+    v, lo, hi = (mean_interval if stat == "mean" else median_interval)(values)
+    if math.isnan(lo) or math.isinf(v):
+        return v, [[0.0], [0.0]]
+    return v, [[max(0.0, v - lo)], [max(0.0, hi - v)]]
+
+
 def _label(r: Mapping[str, Any]) -> str:
     h, s = _num(r.get("heavy")), r.get("seed")
     name = str(r.get("scenario"))
@@ -46,16 +60,16 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     """Measured goodput against the LP, per draw and model (module docstring). ``ax``: one Axes,
     or two when the rows have both ecmp and sr (the gain panel)."""
     ok = [r for r in rows if r.get("status") == "ok" and _num(r.get("lp_value")) is not None]
-    groups: Dict[Tuple[str, str, str], Dict[str, Mapping[str, Any]]] = {}
+    groups: Dict[Tuple[str, str, str], Dict[str, List[Mapping[str, Any]]]] = {}
     for r in ok:
         key = (str(r.get("scenario")), str(r.get("heavy")), str(r.get("seed")))
-        groups.setdefault(key, {})[str(r["model"])] = r
+        groups.setdefault(key, {}).setdefault(str(r["model"]), []).append(r)
     mptcp = sorted({m for g in groups.values() for m in g if m.startswith("mptcp:")},
                    key=lambda m: int(m.split(":")[1]))
     models = [m for m in ("ecmp", *mptcp, "multipath", "sr") if any(m in g for g in groups.values())]
-    gains = [(float(g["sr"]["lp_gain"]), float(g["sr"]["measured_gain"]))
-             for g in groups.values() if "sr" in g and _num(g["sr"].get("measured_gain"))
-             and _num(g["sr"].get("lp_gain"))]
+    gains = [(float(r["lp_gain"]), float(r["measured_gain"]))
+             for g in groups.values() for r in g.get("sr", [])
+             if _num(r.get("measured_gain")) and _num(r.get("lp_gain"))]
     fig, axes = axes_for(ax, 2 if gains else 1, width=max(4.0, 1.0 + 1.2 * len(groups)),
                          height=4.2)
     a = axes[0]
@@ -63,23 +77,29 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     keys = list(groups)
     for mi, m in enumerate(models):
         xs, lp, meas = [], [], []
+        err: List[List[float]] = [[], []]
         for gi, k in enumerate(keys):
-            row = groups[k].get(m)
-            if row is not None:
+            sel = groups[k].get(m)
+            if sel:
                 xs.append(gi - 0.4 + width * (mi + 0.5))
-                lp.append(float(row["lp_value"]))
-                meas.append(float(row["measured"]))
+                lp.append(float(np.mean([float(r["lp_value"]) for r in sel])))
+                v, e = _err([float(r["measured"]) for r in sel])
+                meas.append(v)
+                err[0] += e[0]
+                err[1] += e[1]
         c = COLORS.get(m, MPTCP_SHADES[mptcp.index(m) % len(MPTCP_SHADES)] if m in mptcp
                        else "#333333")
         a.bar(xs, lp, width * 0.95, fill=False, edgecolor=c, linewidth=1.5)
         a.bar(xs, meas, width * 0.6, color=c, label=m)
+        if any(err[0]) or any(err[1]):
+            a.errorbar(xs, meas, yerr=err, fmt="none", ecolor="black", elinewidth=1, capsize=2)
         for x, lv, v in zip(xs, lp, meas):
             if lv > 0:  # upright labels collide beyond four bars per draw
                 a.text(x, max(lv, v), f"{v / lv:.2f}", ha="center", va="bottom",
                        fontsize=7 if len(models) <= 4 else 6,
                        rotation=0 if len(models) <= 4 else 90)
     a.set_xticks(range(len(keys)))
-    a.set_xticklabels([_label(next(iter(groups[k].values()))) for k in keys], fontsize=8)
+    a.set_xticklabels([_label(next(iter(groups[k].values()))[0]) for k in keys], fontsize=8)
     a.set_ylabel("throughput (link units)")
     a.set_ylim(0, max([float(r["lp_value"]) for r in ok] + [1.0]) * (1.15 if len(models) <= 4
                                                                      else 1.45))
@@ -150,9 +170,10 @@ def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             # each hash seed a light dot, their mean the line
             a.scatter([float(r["subflows"]) for r in rs], [float(r[col]) for r in rs], color=c,
                       alpha=0.35, s=14)
-            means = [float(np.mean([float(r[col]) for r in rs if float(r["subflows"]) == k]))
-                     for k in ks]
-            a.plot(ks, means, marker="o", color=c, label=f"P={p}")
+            stats = [_err([float(r[col]) for r in rs if float(r["subflows"]) == k]) for k in ks]
+            a.errorbar(ks, [s[0] for s in stats],
+                       yerr=[[s[1][0][0] for s in stats], [s[1][1][0] for s in stats]],
+                       marker="o", color=c, label=f"P={p}", capsize=2)
         model = [float(next(r["model_value"] for r in rs if float(r["subflows"]) == k))
                  for k in ks]
         axes[0].plot(ks, model, linestyle="--", color=c, linewidth=1)
@@ -225,7 +246,8 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     for i, p in enumerate(pols):
         sel = [r for r in ok if str(r["policy"]) == p]
         share = [100.0 * float(r["goodput_lp"]) for r in sel]
-        a.bar(i, float(np.mean(share)), 0.6, color="#9ecae1")
+        v, e = _err(share)
+        a.bar(i, v, 0.6, color="#9ecae1", yerr=e, capsize=3)
         a.scatter([i] * len(share), share, color="#08519c", s=12, zorder=3)
         for j, (col, mk) in enumerate((("fct_median", "o"), ("fct_p99", "^"))):
             vals = [_num(r.get(col)) for r in sel]
@@ -233,6 +255,10 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             b.scatter([i + (j - 0.5) * 0.2] * len(vals2), vals2, marker=mk, s=22,
                       color="#333333" if j == 0 else "#d62728",
                       label=(("median", "p99")[j] if i == 0 else None))
+            if len(vals2) > 1:  # the median over draws and its bootstrap interval
+                m, e = _err(vals2, "median")
+                b.errorbar([i + (j - 0.5) * 0.2 + 0.08], [m], yerr=e, fmt="_", ms=8,
+                           color="#333333" if j == 0 else "#d62728", capsize=2)
     a.set_xticks(xs)
     a.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
     a.set_ylabel("goodput, % of the LP optimum")
@@ -267,9 +293,11 @@ def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
             if vals:
                 cut = max(fin) * 1.5 if fin else 10.0
                 cdf(a, [min(v, cut) for v in vals], label=p, color=c)
-            b.bar(i, float(np.mean([float(r["on_idle"]) for r in sel])), 0.6, color=c)
+            v, e = _err([float(r["on_idle"]) for r in sel])
+            b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
         else:
-            b.bar(i, float(np.mean([float(r["mmr"]) for r in sel])), 0.6, color=c)
+            v, e = _err([float(r["mmr"]) for r in sel])
+            b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
             pts = [x.split(":") for x in str(sel[0].get("counts") or "").split()]
             ts = [float(t) for t, _ in pts]
             on1 = [int(n.split("/")[0]) for _, n in pts]

@@ -13,9 +13,9 @@ name                      rule (source; docs/policies.md has every parameter and
 ``random``                uniform over the table's paths (the TPC paper's baseline)
 ``lp``                    static shares from the max-flow LP's solution, by smooth weighted round
                           robin (the optimum's placement)
-``exp3[:GAMMA]``          EXP3 over the paths, reward from the connection's smoothed RTT
+``exp3[:GAMMA[:HOOK]]``   EXP3 over the paths, reward from the connection's smoothed RTT
                           ("Leveraging eBPF to Make TCP Path-Aware", IEEE TNSM 2022, §IV, Algorithm 1
-                          and Listings 4-6)
+                          and Listings 4-6); HOOK (e.g. 16k): decide again every HOOK bytes acked
 ``ba-rtt``                load-weighted flow mapping, weights from two-stage smoothed per-path RTT
 ``ba-throughput``         the same from per-path throughput ("Bandwidth Aggregation over
                           Multihoming Links", Sterca, Bufnea, Niculescu; Algorithms 1-4)
@@ -71,22 +71,36 @@ POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput", "queue-ma
 
 
 def parse_policy(spec: str) -> Tuple[str, Dict[str, float]]:
-    """``"exp3:0.2"`` -> ``("exp3", {"gamma": 0.2})``; other names take no parameter."""
+    """``"exp3:0.2"`` -> ``("exp3", {"gamma": 0.2})``; ``"exp3:0.1:16k"`` also sets EXP3's hook
+    activation rate (``hook_bytes`` = 16000: reward the path and draw again every 16 kB
+    acknowledged, Listing 4; a plain number is bytes); other names take no parameter."""
     name, _, arg = str(spec).strip().partition(":")
     if name not in POLICIES:
         raise UsageError(f"unknown policy {spec!r}; choose from {', '.join(POLICIES)} "
-                         f"(exp3 as exp3:GAMMA)")
+                         f"(exp3 as exp3:GAMMA or exp3:GAMMA:HOOK)")
     if not arg:
         return name, {}
     if name != "exp3":
         raise UsageError(f"policy {spec!r}: only exp3 takes a parameter (exp3:GAMMA)")
+    g, _, hook = arg.partition(":")
     try:
-        gamma = float(arg)
+        gamma = float(g)
     except ValueError:
         raise UsageError(f"policy {spec!r}: GAMMA must be a number in [0, 1]") from None
     if not 0.0 <= gamma <= 1.0:
         raise UsageError(f"policy {spec!r}: GAMMA must be in [0, 1]")
-    return name, {"gamma": gamma}
+    out: Dict[str, float] = {"gamma": gamma}
+    if hook:
+        scale = 1000 if hook[-1:].lower() == "k" else 1
+        try:
+            n = int(hook[:-1] if scale > 1 else hook) * scale
+        except ValueError:
+            n = 0
+        if not 1 <= n <= 1 << 30:
+            raise UsageError(f"policy {spec!r}: HOOK is the bytes acknowledged between two "
+                             f"decisions, 1 to 2^30 (e.g. 16k)")
+        out["hook_bytes"] = n
+    return name, out
 
 
 def make_policy(spec: str, paths: Mapping[str, int], *, seed: int = 0,

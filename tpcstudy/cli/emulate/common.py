@@ -78,6 +78,9 @@ def add_network(p: argparse.ArgumentParser) -> None:
     g.add_argument("--queue-ms", type=positive(), default=50.0,
                    help="queue of each link direction in ms at its rate (bfifo, >= 10 packets; "
                         "default 50)")
+    g.add_argument("--mtu", type=at_least(1280, 9000), default=1500,
+                   help="every link's MTU, 1280 to 9000 (jumbo frames: 9000); TCP's MSS and the "
+                        "SRH's room follow it (default 1500)")
 
 
 def add_dry_run(p: argparse.ArgumentParser) -> None:
@@ -95,7 +98,7 @@ def dry_run(args: argparse.Namespace, nets: Any) -> int:
     for name, topo, plan in nets:
         spec = network_spec(topo, plan, prefix=args.prefix or new_prefix(),
                             link_mbps=args.link_mbps, queue_ms=args.queue_ms,
-                            seed=getattr(args, "seed", 0))
+                            seed=getattr(args, "seed", 0), mtu=args.mtu)
         header = [f"tpcstudy emulate --dry-run: {name}, {len(spec.routers)} namespaces, "
                   f"{topo.num_links} links, prefix {spec.prefix}",
                   "sysctl lines are written in-process (setns + /proc/sys); the 'ip netns exec "
@@ -129,6 +132,13 @@ def add_solver(p: argparse.ArgumentParser) -> None:
 
 
 def add_output(p: argparse.ArgumentParser, *, plot: bool = True) -> None:
+    r = p.add_argument_group("repeated draws")
+    r.add_argument("--repeat", type=at_least(1, 1000), default=1, metavar="N",
+                   help="run every measurement N times on the same network, each draw with new "
+                        "ECMP hash seeds, new arrivals and new ports (column draw); print each "
+                        "metric with its 95 %% interval over the draws (mean: Student t; "
+                        "medians: bootstrap) and which arms differ; --out keeps summary.csv and "
+                        "verdicts.csv, and a larger N later adds draws (default 1)")
     g = p.add_argument_group("output")
     g.add_argument("--out", metavar="DIR",
                    help="results folder (meta.json, results.csv); re-running resumes")
@@ -149,7 +159,7 @@ def heavy_of(args: argparse.Namespace) -> List[float]:
 def network_of(args: argparse.Namespace) -> Any:
     from ...emulate.experiments.harness import NetworkSettings
 
-    net = NetworkSettings(link_mbps=args.link_mbps, queue_ms=args.queue_ms)
+    net = NetworkSettings(link_mbps=args.link_mbps, queue_ms=args.queue_ms, mtu=args.mtu)
     net.check()
     return net
 
@@ -175,10 +185,11 @@ def run(experiment: Any, args: argparse.Namespace, *, bpftool: bool = False) -> 
 
     checks.require(bpftool=bpftool)
     outcome = run_experiment(experiment, out=args.out, network=network_of(args),
-                             overwrite=args.overwrite, log=log)
-    print(experiment.table(outcome.rows))
+                             overwrite=args.overwrite, log=log, repeat=args.repeat)
+    print(experiment.report(outcome))
     if outcome.out is not None:
-        print(f"results in {outcome.out / 'results.csv'}")
+        print(f"results in {outcome.out / 'results.csv'}"
+              + (f" (intervals: {outcome.out / 'summary.csv'})" if outcome.summary else ""))
     if getattr(args, "plot", False) and experiment.figure:
         _plot(experiment.figure, outcome.rows, outcome.out or Path("."))
     return 1 if outcome.failed else 0

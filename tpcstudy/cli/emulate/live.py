@@ -81,6 +81,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     checks.require(bpftool=args.install == "bpf")
     name, topo, plan, _ = nets[0]
     rec = up(topo, plan, name=args.name, link_mbps=args.link_mbps, queue_ms=args.queue_ms,
+             mtu=args.mtu,
              seed=args.seed, table=Path(args.table) if args.table else None,
              install=args.install, slot=args.slot, log=log)
     routers = rec["routers"]

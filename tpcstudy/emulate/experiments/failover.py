@@ -50,6 +50,7 @@ from ..agent.client import Changer, Transfer, run_traffic
 from ..network.lifecycle import Emulation
 from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num, read_plan_file, topology_units
+from .repeats import Metric
 
 __all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time",
            "run_failover_case", "COLUMNS", "KEY", "KIND", "STRATEGIES", "Failover",
@@ -62,10 +63,14 @@ STRATEGIES = ("plain", "nrto", "timeout", "nrto-bpf")
 #: The strategies of a run: the last only with the BPF host agent (``--agent bpf``).
 SOCKET_STRATEGIES = STRATEGIES[:3]
 
-COLUMNS = ["scenario", "run", "strategy", "param", "seed", "source", "destination",
+COLUMNS = ["scenario", "run", "draw", "strategy", "param", "seed", "source", "destination",
            "failed_link", "slots", "recovery_s", "moved_s", "moves", "rto_ms", "link_mbps",
            "pacing_mbps", "fail_after", "restore_after", "status", "error"]
-KEY = ["scenario", "run", "strategy"]
+KEY = ["scenario", "run", "draw", "strategy"]
+#: Summarised over runs and draws per strategy as medians (a run that never recovered counts as
+#: infinitely long), strategies compared by run and draw.
+METRICS = (Metric("recovery_s", "median", label="recovery s"),
+           Metric("moved_s", "median", label="moved s"))
 
 
 @dataclasses.dataclass
@@ -278,6 +283,10 @@ class Failover(Experiment):
     columns = COLUMNS
     key = KEY
     figure = "plot_recovery"
+    metrics = METRICS
+    summary_by = ("scenario", "strategy", "param")
+    arm = "strategy"
+    compare = ("recovery_s",)
 
     def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
                  plan: Optional[str] = None, settings: Optional[FailoverSettings] = None,

@@ -11,6 +11,14 @@ the commit and versions ``write_meta`` records, skip a network whose tasks are a
 studies' task loop (a failing task is stored as a failed row, a stored one is not run again, so
 an interrupted run resumes where it stopped), always tear the network down, and return one
 :class:`Outcome`.
+
+``repeat`` draws (:mod:`.repeats`): every task runs once per draw (key column ``draw``) on the
+same built network, the routers' hash seeds renewed before each draw; a draw already stored is
+not run again, so a folder measured with ``--repeat 3`` grows to 5 draws with ``--repeat 5``.
+Each experiment names the metrics it summarises over the draws (``metrics``, grouped by
+``summary_by``) and, when its arms run in the same draws, the column that names them
+(``arm``): the harness writes ``summary.csv`` (value and 95 % interval per group) and
+``verdicts.csv`` (which pairs of arms differ) beside ``results.csv``.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from ...errors import UsageError
 from ...export.addressing import AddressPlan, read_plan
-from ...io import read_topologies
+from ...io import read_topologies, write_csv
 from ...pairs import heavy_pairs
 from ...study.store import folder_lock, open_store, read_results
 from ...study.tasks import Task, run_tasks
@@ -31,14 +39,26 @@ from ...topology import Topology, prune
 from ..network.checks import system_info
 from ..network.handmade import scenario
 from ..network.lifecycle import Emulation, new_prefix
-from ..network.spec import network_spec
+from ..network.spec import DEFAULT_MTU, MTU_RANGE, network_spec
+from .repeats import (
+    VERDICT_COLUMNS,
+    Metric,
+    format_summary,
+    format_verdicts,
+    summarize,
+    summary_columns,
+    verdicts,
+)
 
 __all__ = ["Experiment", "Unit", "Outcome", "NetworkSettings", "run_experiment", "Row", "Log",
            "topology_units", "pair_tasks", "read_plan_file", "PAIRS_RULE", "check_heavy",
-           "num"]
+           "num", "MAX_REPEAT"]
 
 Row = Dict[str, Any]
 Log = Callable[[str], None]
+
+#: The most draws ``--repeat`` takes.
+MAX_REPEAT = 1000
 
 PAIRS_RULE = ("heavy_pairs: numpy default_rng(seed).choice of ceil(x * #pairs) ordered "
               "edge-router pairs of the pruned topology, sorted (as tpcstudy maxflow)")
@@ -61,15 +81,18 @@ class NetworkSettings:
 
     link_mbps: float = 10.0
     queue_ms: float = 50.0
+    mtu: int = DEFAULT_MTU
 
     def check(self) -> None:
         if not (math.isfinite(self.link_mbps) and 0 < self.link_mbps <= 10_000):
             raise UsageError(f"--link-mbps {self.link_mbps:g}: from above 0 to 10000")
         if not (math.isfinite(self.queue_ms) and 0 < self.queue_ms <= 10_000):
             raise UsageError(f"--queue-ms {self.queue_ms:g}: from above 0 to 10000")
+        if not MTU_RANGE[0] <= self.mtu <= MTU_RANGE[1]:
+            raise UsageError(f"--mtu {self.mtu}: {MTU_RANGE[0]} to {MTU_RANGE[1]}")
 
     def record(self) -> Dict[str, Any]:
-        return {"link_mbps": self.link_mbps, "queue_ms": self.queue_ms,
+        return {"link_mbps": self.link_mbps, "queue_ms": self.queue_ms, "mtu": self.mtu,
                 "rule": "each direction: capacity / smallest capacity * link_mbps"}
 
 
@@ -94,6 +117,8 @@ class Outcome:
     kind: str
     rows: List[Row]
     out: Optional[Path]
+    summary: List[Row] = dataclasses.field(default_factory=list)
+    verdicts: List[Row] = dataclasses.field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -109,6 +134,13 @@ class Experiment:
     #: The results folder's figure (``tpcstudy.plotting`` function name).
     figure: str = ""
     solver: Optional[str] = None
+    #: Summarised over the draws (:mod:`.repeats`), grouped by ``summary_by`` (default: the key
+    #: without ``draw``); ``arm``: the column whose values are compared pairwise by draw.
+    metrics: Sequence[Metric] = ()
+    summary_by: Sequence[str] = ()
+    arm: Optional[str] = None
+    #: The metrics the verdicts compare (default: all of ``metrics``).
+    compare: Sequence[str] = ()
 
     def config(self) -> Dict[str, Any]:
         """The settings ``meta.json`` records (resuming needs the same ones)."""
@@ -126,42 +158,105 @@ class Experiment:
     def table(self, rows: Sequence[Row]) -> str:
         raise NotImplementedError
 
+    def by(self) -> List[str]:
+        return list(self.summary_by or [c for c in self.key if c != "draw"])
+
+    def compared(self) -> List[Metric]:
+        return [m for m in self.metrics if not self.compare or m.column in self.compare]
+
+    def draw_rows(self, rows: Sequence[Row]) -> List[Row]:
+        """The rows the metrics are read from, one per draw and group (default: the rows; an
+        experiment with several rows per draw, one per second say, reduces them here)."""
+        return [r for r in rows]
+
+    def summarize(self, rows: Sequence[Row]) -> Tuple[List[Row], List[Row]]:
+        """The summary and the verdicts of ``rows`` (:mod:`.repeats`)."""
+        if not self.metrics:
+            return [], []
+        per_draw = self.draw_rows(rows)
+        summ = summarize(per_draw, self.by(), self.metrics)
+        ver = (verdicts(per_draw, by=self.by(), arm=self.arm, metrics=self.compared(),
+                        draw=[c for c in self.key if c not in self.by()])
+               if self.arm else [])
+        return summ, ver
+
+    def report(self, outcome: "Outcome") -> str:
+        """What the CLI prints: the per-draw table for one draw; the summary with intervals
+        (and which arms differ) for several."""
+        draws = {str(r.get("draw", 0)) for r in outcome.rows}
+        if len(draws) <= 1 or not outcome.summary:
+            return self.table(outcome.rows)
+        text = format_summary(outcome.summary, self.by(), self.metrics)
+        if outcome.verdicts:
+            ctx = [c for c in self.by() if c != self.arm]
+            text += "\n" + format_verdicts(outcome.verdicts, self.compared(), ctx)
+        return text
+
+
+def _with_draw(task: Task, draw: int) -> Task:
+    return Task(dict(task.key, draw=draw), task.args)
+
 
 def run_experiment(exp: Experiment, *, out: Optional[str] = None,
                    network: NetworkSettings = NetworkSettings(), overwrite: bool = False,
-                   log: Log = print, progress: bool = False) -> Outcome:
-    """Run ``exp`` (module docstring)."""
+                   log: Log = print, progress: bool = False, repeat: int = 1) -> Outcome:
+    """Run ``exp`` (module docstring), each task in ``repeat`` draws."""
     network.check()
+    if not (isinstance(repeat, int) and 1 <= repeat <= MAX_REPEAT):
+        raise UsageError(f"--repeat {repeat!r}: 1 to {MAX_REPEAT} draws")
+    if "draw" not in exp.key or "draw" not in exp.columns:
+        raise ValueError(f"{type(exp).__name__}: key and columns need 'draw'")
     with folder_lock(out) if out else contextlib.nullcontext():
         config = dict(exp.config(), network=network.record(), system=system_info())
         store = open_store(out, config, kind=exp.kind, columns=exp.columns, key=exp.key,
                            seeds=exp.seeds(), solver=exp.solver, overwrite=overwrite)
+
+        def todo(tasks: Sequence[Task]) -> List[Task]:
+            return [t for t in tasks
+                    if store is None or not store.done(t.id) or store.failed(t.id)]
+
         rows: List[Row] = []
         for unit in exp.units(log):
-            if store is not None and all(store.done(t.id) and not store.failed(t.id)
-                                         for t in unit.tasks):
-                log(f"{unit.name}: already measured ({len(unit.tasks)} tasks in {out})")
+            draws = [[_with_draw(t, d) for t in unit.tasks] for d in range(repeat)]
+            if not any(todo(ts) for ts in draws):
+                log(f"{unit.name}: already measured ({len(unit.tasks)} tasks x {repeat} "
+                    f"draws in {out})")
                 continue
             spec = network_spec(unit.topology, unit.plan, prefix=new_prefix(),
                                 link_mbps=network.link_mbps, queue_ms=network.queue_ms,
-                                seed=unit.seed)
+                                seed=unit.seed, mtu=network.mtu)
             with Emulation(spec, log=log) as emu:
                 if unit.prepare is not None:
                     unit.prepare(emu)
+                for d, tasks in enumerate(draws):
+                    if not todo(tasks):
+                        continue
+                    emu.reseed(d)
 
-                def one(task: Task, emu: Emulation = emu) -> List[Row]:
-                    return exp.measure(emu, task, log)
+                    def one(task: Task, emu: Emulation = emu, d: int = d) -> List[Row]:
+                        return [dict(r, draw=d) for r in exp.measure(emu, task, log)]
 
-                if store is None:
-                    rows += [r for t in unit.tasks for r in one(t)]
-                    continue
-                summary = run_tasks(unit.tasks, one, store, jobs=1, desc=unit.name,
-                                    progress=progress, on_error="record")
-                if summary.failed:
-                    log(f"{unit.name}: {len(summary.failed)} tasks failed (see results.csv)")
+                    name = unit.name + (f" draw {d + 1}/{repeat}" if repeat > 1 else "")
+                    if repeat > 1:
+                        log(f"{name}: ECMP hash seeds renewed")
+                    if store is None:
+                        rows += [r for t in tasks for r in one(t)]
+                        continue
+                    summary = run_tasks(tasks, one, store, jobs=1, desc=name,
+                                        progress=progress, on_error="record")
+                    if summary.failed:
+                        log(f"{name}: {len(summary.failed)} tasks failed (see results.csv)")
         if store is not None:
             rows = [dict(r) for r in read_results(store.flush(force=True))]
-    return Outcome(exp.kind, rows, Path(out) if out else None)
+        summ, ver = exp.summarize(rows)
+        if out is not None and summ:
+            by = exp.by()
+            cols = summary_columns(by, exp.metrics)
+            write_csv(Path(out) / "summary.csv", summ, cols)
+            if ver:
+                vcols = [c for c in by if c != exp.arm] + VERDICT_COLUMNS
+                write_csv(Path(out) / "verdicts.csv", ver, vcols)
+    return Outcome(exp.kind, rows, Path(out) if out else None, summ, ver)
 
 
 # --------------------------------------------------------------------------- shared pieces

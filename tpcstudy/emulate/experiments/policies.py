@@ -26,6 +26,15 @@ long, so the quantiles never flatter a policy that starves some), ``completed`` 
 Jain's index over the pairs' goodput, ``slot_share`` (the share of transfers started on each slot;
 ``plain`` for no SRH), ``moves`` (live path changes) and ``aborted`` (transfers the kernel ended,
 timed out or reset, under overload: counted as unfinished).
+
+``mptcp:K`` runs beside them as a host policy (no table): every transfer of the draw opens one
+kernel MPTCP connection whose K subflows (K - 1 extra source addresses,
+:mod:`~tpcstudy.emulate.network.mptcp`) the routers' ECMP hash places; ``slot_share`` is then
+``mptcp:1.000`` and ``subflows_joined`` counts the MP_JOIN handshakes the destinations
+completed (of ``transfers x (K - 1)`` at most: a short transfer may finish first).
+
+With ``--repeat N`` every policy runs in each draw on the same arrivals (draw ``d``'s seed:
+:func:`~.repeats.draw_seed`), so policies are compared by draw (:mod:`.repeats`).
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ from ...study.tasks import Task
 from ..agent.client import Transfer, queue_watch, run_traffic
 from ..agent.protocol import PolicySpec
 from ..network.lifecycle import Emulation
+from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
 from ..network.srh import srh_bytes
 from .harness import (
     PAIRS_RULE,
@@ -58,6 +68,7 @@ from .harness import (
     read_plan_file,
     topology_units,
 )
+from .repeats import Metric, draw_seed
 
 __all__ = ["PolicySettings", "poisson_arrivals", "policy_tables", "measure_policies", "COLUMNS",
            "KEY", "KIND", "LIVE_POLICIES", "Policies", "format_policies", "summary_line",
@@ -74,14 +85,21 @@ LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput", "que
 QUEUE_INTERVAL_MS = 100.0
 #: One column set for every policy scenario (zoo, multihoming, delay; a scenario leaves the
 #: others' columns empty): see this module's and :mod:`~tpcstudy.emulate.twopaths`' docstrings.
-COLUMNS = ["scenario", "heavy", "seed", "policy", "pairs", "paths", "k", "lp_value", "lp_equal",
+COLUMNS = ["scenario", "heavy", "seed", "draw", "policy", "pairs", "paths", "k", "lp_value", "lp_equal",
            "offered",
            "goodput", "goodput_lp", "transfers", "completed", "fct_median", "fct_p90", "fct_p99",
            "jain", "slot_share", "moves", "lp_unplaced", "load", "mean_bytes", "shape",
-           "aborted", "flows", "mmr", "std_mbps", "avgt_mbps", "burst_share", "on_idle", "counts",
-           "fcts",
+           "aborted", "subflows_joined", "flows", "mmr", "std_mbps", "avgt_mbps", "burst_share",
+           "on_idle", "counts", "fcts",
            "link_mbps", "warmup", "seconds", "drain", "cpu_busy", "status", "error"]
-KEY = ["scenario", "heavy", "seed", "policy"]
+KEY = ["scenario", "heavy", "seed", "draw", "policy"]
+#: Summarised over draws (``--repeat``) and compared by draw: the metrics that rank policies.
+#: An unfinished transfer makes a draw's FCT quantile infinite: FCTs are medians over draws
+#: (bootstrap intervals), where an infinite draw counts as the longest, not as incomparable.
+METRICS = (Metric("goodput_lp", label="goodput/LP"),
+           Metric("fct_median", "median", label="FCT median"),
+           Metric("fct_p99", "median", label="FCT p99"),
+           Metric("jain", label="Jain"))
 
 
 @dataclasses.dataclass
@@ -101,6 +119,8 @@ class PolicySettings:
 
     def check(self) -> None:
         for p in self.policies:
+            if mptcp_subflows(p):
+                continue
             name, _ = parse_policy(p)
             if name not in LIVE_POLICIES:
                 raise UsageError(f"policy {p!r} cannot run on the emulator; choose from "
@@ -112,6 +132,20 @@ class PolicySettings:
                              f"{self.shape:g} > 1 (a Pareto of shape <= 1 has no mean)")
         if not (self.seconds > 0 and self.warmup >= 0 and self.drain >= 0 and self.poll_ms > 0):
             raise UsageError("--seconds must be > 0; --warmup, --drain >= 0")
+
+
+def mptcp_subflows(policy: str) -> int:
+    """K for ``mptcp:K`` (1 to 8 subflows; a clear error otherwise), 0 for any other policy."""
+    name, _, k = str(policy).partition(":")
+    if name != "mptcp":
+        return 0
+    try:
+        n = int(k)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_SUBFLOWS:
+        raise UsageError(f"policy {policy!r}: mptcp:K takes K = 1 to {MAX_SUBFLOWS} subflows")
+    return n
 
 
 def poisson_arrivals(pairs: Sequence[Tuple[str, str]], *, rate: float, seconds: float,
@@ -230,6 +264,8 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
     queues = (queue_watch(spec, tabs.routes, QUEUE_INTERVAL_MS)
               if any(p.startswith("queue-") for p in settings.policies) else None)
     rows: List[Dict[str, Any]] = []
+    sources = sorted({s for s, _ in pairs})
+    dests = sorted({d for _, d in pairs})
     for spec_p in dict.fromkeys(settings.policies):
         row: Dict[str, Any] = dict(base, policy=spec_p, pairs=len(pairs), paths=settings.paths,
                                    k=settings.k, lp_value=round(lp_units, 6),
@@ -240,18 +276,32 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
                                    shape=settings.shape, link_mbps=spec.link_mbps,
                                    warmup=settings.warmup, seconds=settings.seconds,
                                    drain=settings.drain, transfers=len(in_window))
+        K = mptcp_subflows(spec_p)
+        if K and mptcp_available():
+            row.update(status="skipped", error=str(mptcp_available()))
+            rows.append(row)
+            continue
         pols: Dict[str, PolicySpec] = {}
-        for src, dests in tabs.srhs.items():
-            npaths = {d: len(v) for d, v in dests.items()}
+        for src, by_dest in ({} if K else tabs.srhs).items():
+            npaths = {d: len(v) for d, v in by_dest.items()}
             pols[src] = PolicySpec(spec_p, npaths, seed, tabs.shares[src])
             make_policy(spec_p, npaths, seed=seed, shares=tabs.shares[src])  # errors here
         log(f"{base.get('scenario')}: {spec_p}: {len(arrivals)} transfers (offered "
             f"{offered:.2f} units; equal shares carry {equal_units:.2f}, the LP optimum "
             f"{lp_units:.2f}); running {settings.warmup:g} + "
             f"{settings.seconds:g} s (+ {settings.drain:g} s drain)")
-        res = run_traffic(emu, arrivals, warmup=settings.warmup, seconds=settings.seconds,
-                          drain=settings.drain, tables=tables, policies=pols, queues=queues,
-                          poll_ms=settings.poll_ms)
+        if K:
+            enable_subflows(spec, sources, dests, K)
+            joins0 = mptcp_counters(spec, dests, ["MPJoinAckRx"])["MPJoinAckRx"]
+            res = run_traffic(emu, [dataclasses.replace(a, mptcp=True) for a in arrivals],
+                              warmup=settings.warmup, seconds=settings.seconds,
+                              drain=settings.drain, poll_ms=settings.poll_ms)
+            row["subflows_joined"] = (mptcp_counters(spec, dests, ["MPJoinAckRx"])["MPJoinAckRx"]
+                                      - joins0)
+        else:
+            res = run_traffic(emu, arrivals, warmup=settings.warmup, seconds=settings.seconds,
+                              drain=settings.drain, tables=tables, policies=pols, queues=queues,
+                              poll_ms=settings.poll_ms)
         t0 = res.times["connect"]
         secs = res.seconds
         per_pair: Dict[Tuple[str, str], float] = {(s, d): 0.0 for s, d in pairs}
@@ -276,7 +326,8 @@ def measure_policies(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings:
             done = r.sent.done if r.sent else None
             fcts.append(float(done) - (t0 + a.at) if done is not None else math.inf)
             slots = [sl for _, sl in r.paths]
-            first = "plain" if not slots or slots[0] is None else str(slots[0])
+            first = ("mptcp" if K else "plain" if not slots or slots[0] is None
+                     else str(slots[0]))
             starts[first] = starts.get(first, 0) + 1
             moves += max(0, len(slots) - 1)
         med, p99 = _quantiles(fcts)
@@ -308,6 +359,8 @@ class Policies(Experiment):
     columns = COLUMNS
     key = KEY
     figure = "plot_policies"
+    metrics = METRICS
+    arm = "policy"
 
     def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
                  plan: Optional[str] = None, heavy: Sequence[float] = (20.0,),
@@ -342,7 +395,8 @@ class Policies(Experiment):
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
         return measure_policies(emu, task.args, self.settings, base=dict(task.key),
-                                seed=int(task.key["seed"]), log=log)
+                                seed=draw_seed(int(task.key["seed"]), int(task.key["draw"])),
+                                log=log)
 
     def table(self, rows: Sequence[Row]) -> str:
         return format_policies(rows)

@@ -21,7 +21,7 @@ behind ``B``; subflows from :mod:`~tpcstudy.emulate.network.mptcp`):
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -32,9 +32,10 @@ from ..agent.client import Changer, Transfer, run_traffic
 from ..network.handmade import Scenario, dumbbell
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
-from ..network.spec import PACKET_BYTES, NetworkSpec
+from ..network.spec import NetworkSpec
 from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num
+from .repeats import Metric
 from .throughput import mptcp_model_value
 
 __all__ = ["Dumbbell", "Fault", "window_series", "path_use", "COLUMNS", "KEY", "FAULT_COLUMNS",
@@ -45,14 +46,22 @@ __all__ = ["Dumbbell", "Fault", "window_series", "path_use", "COLUMNS", "KEY", "
 KIND = "emulate-mptcp"
 #: Results kind of the fault test: one row per (strategy, 1 s window, seed).
 FAULT_KIND = "emulate-fault"
-COLUMNS = ["scenario", "paths", "hosts", "subflows", "seed", "lp_value", "model_value",
+COLUMNS = ["scenario", "paths", "hosts", "subflows", "seed", "draw", "lp_value", "model_value",
            "measured", "ratio", "jain", "joined", "expected_joins", "link_mbps", "seconds",
            "cpu_busy", "per_host", "path_use"]
-KEY = ["scenario", "paths", "hosts", "subflows", "seed"]
+KEY = ["scenario", "paths", "hosts", "subflows", "seed", "draw"]
+#: The dumbbell over hash seeds and draws, per P and K.
+METRICS = (Metric("measured", label="measured"), Metric("ratio", label="meas/LP"),
+           Metric("jain", label="Jain"), Metric("joined", label="joined", digits=1))
 FAULT_COLUMNS = ["scenario", "strategy", "second", "total", "jain", "failed", "per_host",
                  "path_use", "paths", "hosts", "subflows", "timeout_ms", "fail_after",
-                 "link_mbps", "seed"]
-FAULT_KEY = ["scenario", "strategy", "second", "seed"]
+                 "link_mbps", "seed", "draw"]
+FAULT_KEY = ["scenario", "strategy", "seed", "draw", "second"]
+#: The fault test per draw (windows from 1 s after the start / after the failure), over seeds
+#: and draws per strategy.
+FAULT_METRICS = (Metric("before", label="before"), Metric("jain_before", label="Jain before"),
+                 Metric("after", label="after"), Metric("jain_after", label="Jain after"),
+                 Metric("worst", label="worst 1 s after"))
 SUBFLOW_RULE = (f"K-1 extra source addresses as 'subflow' endpoints; limits {MAX_SUBFLOWS}; "
                 "ECMP on the 5-tuple, seeded per namespace")
 
@@ -83,7 +92,7 @@ def path_use(snaps: Sequence[Dict[int, int]], arcs: Sequence[int], seconds: floa
     if len(snaps) < 2 or seconds <= 0:
         return [math.nan] * len(arcs)
     rate = {i.arc: i.rate_bps for r in spec.routers for i in r.interfaces}
-    return [(snaps[1][a] - snaps[0][a]) * PACKET_BYTES * 8.0 / (rate[a] * seconds) for a in arcs]
+    return [(snaps[1][a] - snaps[0][a]) * spec.frame_bytes * 8.0 / (rate[a] * seconds) for a in arcs]
 
 
 def window_series(timeline: Sequence[Sequence[float]], t0: float, windows: int,
@@ -109,6 +118,8 @@ class Dumbbell(Experiment):
     columns = COLUMNS
     key = KEY
     figure = "plot_dumbbell"
+    metrics = METRICS
+    summary_by = ("scenario", "paths", "hosts", "subflows")
 
     def __init__(self, *, paths: Sequence[int] = (2, 4, 8), subflows: Sequence[int] = (1, 2, 4, 8),
                  hosts: int = 4, seeds: Sequence[int] = (0,), seconds: float = 10.0,
@@ -215,6 +226,8 @@ class Fault(Experiment):
     columns = FAULT_COLUMNS
     key = FAULT_KEY
     figure = "plot_fault"
+    metrics = FAULT_METRICS
+    summary_by = ("scenario", "strategy")
     STRATEGIES = ("mptcp", "tcp+timeout")
 
     def __init__(self, *, paths: int = 3, hosts: int = 3, subflows: int = 4,
@@ -313,6 +326,37 @@ class Fault(Experiment):
 
     def table(self, rows: Sequence[Row]) -> str:
         return format_fault(rows)
+
+    def draw_rows(self, rows: Sequence[Row]) -> List[Row]:
+        return fault_draws(rows)
+
+
+def fault_draws(rows: Sequence[Mapping[str, Any]]) -> List[Row]:
+    """One row per (strategy, seed, draw) of the per-second rows: the mean total and Jain before
+    the failure (windows from 1 s) and after it (from 1 s after), the worst window after it."""
+    out: List[Row] = []
+    groups: Dict[Tuple[str, str, str], List[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("status") not in (None, "", "ok"):
+            continue
+        groups.setdefault((str(r["strategy"]), str(r.get("seed")), str(r.get("draw", 0))),
+                          []).append(r)
+    for (strat, seed, draw), rs in groups.items():
+        fa = num(rs[0].get("fail_after"))
+        pre = [r for r in rs if 1 <= num(r["second"]) < fa]
+        post = [r for r in rs if num(r["second"]) >= fa + 1]
+        out.append({"scenario": rs[0].get("scenario", "fault"), "strategy": strat, "seed": seed,
+                    "draw": draw, "before": _nanmean(pre, "total"),
+                    "jain_before": _nanmean(pre, "jain"), "after": _nanmean(post, "total"),
+                    "jain_after": _nanmean(post, "jain"),
+                    "worst": min((num(r["total"]) for r in rs if num(r["second"]) >= fa),
+                                 default=math.nan)})
+    return out
+
+
+def _nanmean(rows: Sequence[Mapping[str, Any]], col: str) -> float:
+    vals = [num(r.get(col)) for r in rows]
+    return float(np.mean(vals)) if vals else math.nan
 
 
 def _mean(rows: Sequence[Mapping[str, Any]], col: str) -> float:

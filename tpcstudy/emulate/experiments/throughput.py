@@ -67,7 +67,6 @@ from ..agent.client import Transfer, run_traffic
 from ..network.hostagent import install_agents
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
-from ..network.spec import PACKET_BYTES
 from ..network.srh import srh_bytes
 from .harness import (
     PAIRS_RULE,
@@ -81,6 +80,7 @@ from .harness import (
     topology_units,
 )
 from .placement import Placement, place_connections
+from .repeats import Metric
 
 __all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "KIND", "lp_solution", "measure_models",
            "ThroughputSettings", "Throughput", "parse_model", "mptcp_model_value", "format_rows",
@@ -101,7 +101,7 @@ THROUGHPUT_MODELS = ("ecmp", "sr", "multipath")
 BALANCE_TOL = 1e-6
 
 COLUMNS = [
-    "scenario", "heavy", "seed", "model", "k", "pairs", "served_pairs", "connections", "paths",
+    "scenario", "heavy", "seed", "draw", "model", "k", "pairs", "served_pairs", "connections", "paths",
     "max_segments", "lp_value", "measured", "ratio", "ceiling", "data_share", "lp_gain",
     "measured_gain",
     "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
@@ -113,7 +113,12 @@ COLUMNS = [
 #: completed at the destinations; at the sources, subflows the scheduler marked stale (no
 #: progress for an RTO) and data re-sent on another subflow.
 MPTCP_COUNTERS = ("MPJoinAckRx", "SubflowStale", "MPTCPRetrans")
-KEY = ["scenario", "heavy", "seed", "model"]
+KEY = ["scenario", "heavy", "seed", "draw", "model"]
+#: Summarised over draws (``--repeat``); models compared by draw on goodput.
+METRICS = (Metric("ratio", label="measured/LP"), Metric("measured", label="measured"),
+           Metric("ceiling", label="ceiling"), Metric("data_share", label="data", digits=2),
+           Metric("measured_gain", label="gain", digits=2), Metric("cpu_busy", label="cpu",
+                                                                  digits=2))
 
 
 @dataclasses.dataclass
@@ -323,7 +328,7 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
         measured = spec.rate_units(tr.goodput_bps())
         got = [f for f in tr.transfers.values() if f.window_bytes > 0]
         total = sum(f.window_bytes for f in got)
-        ceiling = (sum(f.window_bytes * f.tcp_info.get("snd_mss", 0) / PACKET_BYTES for f in got)
+        ceiling = (sum(f.window_bytes * f.tcp_info.get("snd_mss", 0) / spec.frame_bytes for f in got)
                    / total) if total else math.nan
         failed = [f for f in tr.transfers.values() if f.error]
         starved = [f for f in tr.transfers.values() if not f.error and f.window_bytes == 0]
@@ -363,6 +368,9 @@ class Throughput(Experiment):
     columns = COLUMNS
     key = KEY
     figure = "plot_throughput"
+    metrics = METRICS
+    arm = "model"
+    compare = ("measured",)
 
     def __init__(self, *, topo: Optional[str] = None, scenario_name: Optional[str] = None,
                  capacity: str = "uniform", weight: str = "hop", plan: Optional[str] = None,

@@ -42,11 +42,22 @@ from ..network.lifecycle import Emulation
 from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num
 from .policies import COLUMNS, KEY, KIND
+from .repeats import Metric, draw_seed
 
 __all__ = ["TwoPathSettings", "multihoming_arrivals", "delay_arrivals", "TwoPaths",
            "measure_two_paths", "counts_over_time", "format_two_paths", "SCENARIOS"]
 
 SCENARIOS = ("multihoming", "delay")
+#: Per scenario, what is summarised over draws and compared by draw (FCTs as medians: an
+#: unfinished request's infinite time counts as the longest).
+METRICS = {
+    "multihoming": (Metric("mmr", label="MMR"), Metric("std_mbps", label="STD Mbit/s"),
+                    Metric("avgt_mbps", label="AVGT Mbit/s"),
+                    Metric("burst_share", label="on loaded path", digits=2)),
+    "delay": (Metric("fct_median", "median", label="FCT median"),
+              Metric("fct_p99", "median", label="FCT p99"),
+              Metric("on_idle", label="on idle path", digits=2)),
+}
 
 
 @dataclasses.dataclass
@@ -228,10 +239,12 @@ class TwoPaths(Experiment):
     columns = COLUMNS
     key = KEY
     figure = "plot_policies"
+    arm = "policy"
 
     def __init__(self, settings: TwoPathSettings, seeds: Sequence[int] = (0,)) -> None:
         settings.check()
         self.settings, self.seed_list = settings, [int(s) for s in seeds]
+        self.metrics = METRICS[settings.scenario]
 
     def config(self) -> Dict[str, Any]:
         return {"scenario": self.settings.scenario,
@@ -249,8 +262,9 @@ class TwoPaths(Experiment):
                     for sd in self.seed_list], seed=self.seed_list[0] if self.seed_list else 0)
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
-        return measure_two_paths(emu, self.settings, seed=int(task.args), base=dict(task.key),
-                                 log=log)
+        return measure_two_paths(emu, self.settings,
+                                 seed=draw_seed(int(task.args), int(task.key["draw"])),
+                                 base=dict(task.key), log=log)
 
     def table(self, rows: Sequence[Row]) -> str:
         return format_two_paths(rows)

@@ -68,10 +68,10 @@ __all__ = ["TablePath", "read_table", "probe_table", "check_maps", "MAP_ENTRIES"
 
 #: Results kind: one row per path probed and per map loaded.
 KIND = "emulate-verify"
-COLUMNS = ["check", "source", "destination", "prefix", "slot", "waypoints", "segments",
+COLUMNS = ["check", "draw", "source", "destination", "prefix", "slot", "waypoints", "segments",
            "probes", "delivered", "dag_arcs", "arcs_crossed", "off_dag_arcs", "variant", "map",
            "value_size", "entries", "loaded", "identical", "status", "error"]
-KEY = ["check", "source", "prefix", "slot", "variant"]
+KEY = ["check", "draw", "source", "prefix", "slot", "variant"]
 #: Most datagrams per path (each is a socket open at once in the source's namespace).
 MAX_PROBES = 64
 

@@ -225,5 +225,5 @@ def system_info() -> Dict[str, Any]:
                 f"protocol, ports), a different hash seed per namespace",
         "tcp": "cubic per socket (TCP_CONGESTION), SO_LINGER 0 on close",
         "shaping": "HTB per veth end at capacity / smallest capacity * link_mbps, bfifo of "
-                   "queue_ms at that rate (>= 10 packets), gso_max_segs 1, MTU 1500",
+                   "queue_ms at that rate (>= 10 packets), gso_max_segs 1, the MTU of --mtu",
     }

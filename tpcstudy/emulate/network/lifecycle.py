@@ -45,6 +45,7 @@ from .spec import (
     Sysctls,
     build_steps,
     check_prefix,
+    hash_seed,
     queue_line,
     teardown_steps,
 )
@@ -558,6 +559,13 @@ class Emulation:
         return time.monotonic()
 
     # -- counters --
+    def reseed(self, draw: int) -> None:
+        """Every router's ECMP hash seed for repeated draw ``draw`` (draw 0: the build's): a new
+        independent placement of the connections on equal-cost paths, without a rebuild."""
+        for r in self.spec.routers:
+            _ns.write_sysctls([("net.ipv4.fib_multipath_hash_seed",
+                                str(hash_seed(self.spec.seed, r.name, draw)))], netns=r.netns)
+
     def wait_quiet(self, *, timeout: float = 5.0, step: float = 0.25) -> float:
         """Wait until no packet crosses any link for ``step`` seconds (after a build, each
         interface sends a few MLD reports for about a second). Returns the seconds waited;

@@ -88,7 +88,7 @@ def route_lines(spec: NetworkSpec, table: Path, slot: int = 0) -> Dict[str, List
 
 
 def up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: float = 10.0,
-       queue_ms: float = 50.0, seed: int = 0, table: Optional[Path] = None,
+       queue_ms: float = 50.0, seed: int = 0, mtu: int = 1500, table: Optional[Path] = None,
        install: Optional[str] = None, slot: int = 0, policy: Any = None,
        log: Any = None) -> RunRecord:
     """Build the network and leave it up (module docstring); returns its record."""
@@ -102,7 +102,7 @@ def up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: flo
     if install is not None and table is None:
         raise UsageError("--install needs --table DIR (a folder of 'tpcstudy export')")
     spec = network_spec(topo, plan, prefix=new_prefix(), link_mbps=link_mbps,
-                        queue_ms=queue_ms, seed=seed)
+                        queue_ms=queue_ms, seed=seed, mtu=mtu)
     with Emulation(spec, log=log) as emu:
         for r in spec.routers:
             emu.cgroup(r.name)
@@ -206,7 +206,7 @@ class Network:
     def __init__(self, topo: Topology, plan: Optional[AddressPlan] = None, *,
                  table: Optional[Path] = None, install: Optional[str] = None, slot: int = 0,
                  link_mbps: float = 10.0, queue_ms: float = 50.0, seed: int = 0,
-                 policy: Any = None) -> None:
+                 mtu: int = 1500, policy: Any = None) -> None:
         if install is not None and install not in INSTALLS:
             raise UsageError(f"install {install!r}: choose from {', '.join(INSTALLS)}")
         if table is not None and plan is None:
@@ -214,7 +214,7 @@ class Network:
 
             plan = read_plan(Path(table) / "plan.json")
         self.spec = network_spec(topo, plan, prefix=new_prefix(), link_mbps=link_mbps,
-                                 queue_ms=queue_ms, seed=seed)
+                                 queue_ms=queue_ms, seed=seed, mtu=mtu)
         self.table, self.install, self.slot, self.policy = table, install, slot, policy
         self.emu = Emulation(self.spec)
         self.agents: Dict[str, Any] = {}

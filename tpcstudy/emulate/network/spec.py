@@ -50,15 +50,22 @@ from ...topology import Topology
 __all__ = [
     "NetworkSpec", "Router", "Interface", "Route", "Batch", "Sysctls", "Step",
     "network_spec", "igp_next_hops", "build_steps", "teardown_steps", "render_shell",
-    "host_address", "HASH_FIELDS", "HASH_POLICY", "PACKET_BYTES",
+    "host_address", "HASH_FIELDS", "HASH_POLICY", "PACKET_BYTES", "hash_seed", "DEFAULT_MTU",
+    "MTU_RANGE",
 ]
 
 #: ``net.ipv6.fib_multipath_hash_policy``: 3 = the fields of ``fib_multipath_hash_fields``.
 HASH_POLICY = 3
 #: Source IP, destination IP, IP protocol, source port, destination port (not the flow label).
 HASH_FIELDS = 0x37
-#: Bytes of a full-size packet on a veth as HTB counts it (1500-byte MTU + Ethernet header).
+#: Bytes of a full-size packet on a veth as HTB counts it at the default MTU (1500-byte MTU +
+#: Ethernet header); :attr:`NetworkSpec.frame_bytes` is the network's own.
 PACKET_BYTES = 1514
+#: The Ethernet header a frame adds to an IP packet of the MTU.
+ETHERNET_HEADER = 14
+#: The MTU of every link (and so the MSS and the SRH's room): 1280 (IPv6's least) to 9000.
+DEFAULT_MTU = 1500
+MTU_RANGE = (1280, 9000)
 #: HTB burst in full-size packets (small, so shaping is tight at low rates).
 BURST_PACKETS = 2
 #: The smallest queue, in full-size packets.
@@ -116,6 +123,12 @@ class NetworkSpec:
     seed: int
     unit: float
     routers: List[Router]
+    mtu: int = DEFAULT_MTU
+
+    @property
+    def frame_bytes(self) -> int:
+        """Bytes of a full-size frame on a link (the MTU + the Ethernet header)."""
+        return self.mtu + ETHERNET_HEADER
 
     @property
     def namespaces(self) -> List[str]:
@@ -152,6 +165,7 @@ class NetworkSpec:
         return {"topology": self.topology.name, "routers": len(self.routers),
                 "links": self.topology.num_links, "prefix": self.prefix,
                 "link_mbps": self.link_mbps, "queue_ms": self.queue_ms, "unit_capacity": self.unit,
+                "mtu": self.mtu,
                 "min_rate_bps": rates[0], "max_rate_bps": rates[-1],
                 "routes": sum(len(r.routes) for r in self.routers),
                 "hash": {"policy": HASH_POLICY, "fields": hex(HASH_FIELDS),
@@ -207,7 +221,8 @@ def check_prefix(prefix: str) -> str:
 
 
 def network_spec(topo: Topology, plan: Optional[AddressPlan] = None, *, prefix: str,
-                 link_mbps: float = 10.0, queue_ms: float = 50.0, seed: int = 0) -> NetworkSpec:
+                 link_mbps: float = 10.0, queue_ms: float = 50.0, seed: int = 0,
+                 mtu: int = DEFAULT_MTU) -> NetworkSpec:
     """The emulated network of ``topo`` (module docstring).
 
     Parameters
@@ -225,8 +240,14 @@ def network_spec(topo: Topology, plan: Optional[AddressPlan] = None, *, prefix: 
         Queue of each veth end, in milliseconds at its rate (at least 10 full packets).
     seed
         Run seed: the ECMP hash seed of each namespace derives from it and the router's name.
+    mtu
+        Every link's MTU (``--mtu``; jumbo frames up to 9000): the queues, the HTB bursts and
+        the full-frame size follow it, TCP derives its MSS and the SRH's room from it.
     """
     check_prefix(prefix)
+    if not (isinstance(mtu, int) and MTU_RANGE[0] <= mtu <= MTU_RANGE[1]):
+        raise UsageError(f"--mtu {mtu!r}: {MTU_RANGE[0]} to {MTU_RANGE[1]}")
+    frame = mtu + ETHERNET_HEADER
     if not (math.isfinite(link_mbps) and link_mbps > 0):
         raise UsageError(f"link_mbps = {link_mbps!r} must be > 0")
     if not (math.isfinite(queue_ms) and queue_ms > 0):
@@ -247,7 +268,7 @@ def network_spec(topo: Topology, plan: Optional[AddressPlan] = None, *, prefix: 
     for arc, (u, v) in enumerate(zip(arc_src, arc_dst)):
         link, side = arc // 2, arc % 2  # side 0: the link's u end (lower id)
         rate = int(round(float(cap[arc]) / unit * link_mbps * 1e6))
-        queue = int(max(MIN_QUEUE_PACKETS * PACKET_BYTES, round(rate * queue_ms / 1000.0 / 8)))
+        queue = int(max(MIN_QUEUE_PACKETS * frame, round(rate * queue_ms / 1000.0 / 8)))
         ifaces[u].append(Interface(
             router=u, neighbour=v, arc=arc, name=f"to{v}", mac=_mac(link, side + 1),
             lladdr=f"fe80::{side + 1}", peer_lladdr=f"fe80::{2 - side}",
@@ -266,13 +287,13 @@ def network_spec(topo: Topology, plan: Optional[AddressPlan] = None, *, prefix: 
             dests = [f"{the_plan.loopback(tname)}/128"] + [str(p) for p in
                                                             the_plan.prefixes.get(tname, [])]
             routes.extend(Route(d, nh, t) for d in dests)
-        seed_u = zlib.crc32(f"{seed}\0{name}".encode("utf-8")) or 1  # 0 would mean "random"
+        seed_u = hash_seed(seed, name)
         routers.append(Router(u, name, f"{prefix}r{u}", loop, prefixes,
                               [host_address(p) for p in prefixes],
                               sorted(ifaces[u], key=lambda i: i.neighbour),
                               routes, seed_u))
     return NetworkSpec(topo, the_plan, prefix, float(link_mbps), float(queue_ms), int(seed), unit,
-                       routers)
+                       routers, int(mtu))
 
 
 # --------------------------------------------------------------------------- commands
@@ -297,6 +318,13 @@ class Sysctls:
 Step = Union[Batch, Sysctls]
 
 
+def hash_seed(seed: int, router: str, draw: int = 0) -> int:
+    """A router's ECMP hash seed for run seed ``seed`` and repeated draw ``draw`` (draw 0: the
+    original rule, crc32 of the seed and the name; 0 would mean "random")."""
+    text = f"{seed}\0{router}" if draw == 0 else f"{seed}\0{draw}\0{router}"
+    return zlib.crc32(text.encode("utf-8")) or 1
+
+
 def namespace_sysctls(hash_seed: int) -> Tuple[Tuple[str, str], ...]:
     """Sysctls of a router's namespace, set before its interfaces exist (``default`` is copied
     into every new interface); ``hash_seed`` is the namespace's ECMP hash seed."""
@@ -318,11 +346,11 @@ def interface_sysctls(r: Router) -> Tuple[Tuple[str, str], ...]:
     return tuple((f"net.ipv6.conf.{i.name}.seg6_enabled", "1") for i in r.interfaces)
 
 
-def _ip_lines(r: Router) -> List[str]:
+def _ip_lines(r: Router, mtu: int) -> List[str]:
     lines = ["link set dev lo up", f"addr add {r.loopback}/128 dev lo"]
     lines += [f"addr add {h}/128 dev lo" for h in r.hosts]
     for i in r.interfaces:
-        lines += [f"link set dev {i.name} gso_max_segs 1 multicast off up",
+        lines += [f"link set dev {i.name} mtu {mtu} gso_max_segs 1 multicast off up",
                   f"addr add {i.lladdr}/64 dev {i.name} nodad",
                   f"neigh replace {i.peer_lladdr} lladdr {i.peer_mac} dev {i.name} nud permanent"]
     for rt in r.routes:
@@ -331,13 +359,13 @@ def _ip_lines(r: Router) -> List[str]:
     return lines
 
 
-def _tc_lines(r: Router) -> List[str]:
+def _tc_lines(r: Router, frame: int) -> List[str]:
     lines = []
     for i in r.interfaces:
-        burst = max(BURST_PACKETS * PACKET_BYTES, i.rate_bps // 8 // 500)  # >= 2 ms of rate
+        burst = max(BURST_PACKETS * frame, i.rate_bps // 8 // 500)  # >= 2 ms of rate
         lines += [f"qdisc add dev {i.name} root handle 1: htb default 1",
                   f"class add dev {i.name} parent 1: classid 1:1 htb rate {i.rate_bps}bit "
-                  f"ceil {i.rate_bps}bit burst {burst} cburst {burst} quantum {PACKET_BYTES}",
+                  f"ceil {i.rate_bps}bit burst {burst} cburst {burst} quantum {frame}",
                   f"qdisc add dev {i.name} parent 1:1 handle 2: bfifo limit {i.queue_bytes}"]
     return lines
 
@@ -364,9 +392,11 @@ def build_steps(spec: NetworkSpec) -> List[List[Step]]:
                             f"peer name to{r.id} address {i.peer_mac} netns {peer.netns}")
     phases.append([Batch("ip", tuple(veth), label="veth links")])
     phases.append([Sysctls(r.netns, interface_sysctls(r)) for r in spec.routers if r.interfaces])
-    phases.append([Batch("ip", tuple(_ip_lines(r)), r.netns, label=f"router {r.name}")
+    phases.append([Batch("ip", tuple(_ip_lines(r, spec.mtu)), r.netns,
+                         label=f"router {r.name}")
                    for r in spec.routers])
-    phases.append([Batch("tc", tuple(_tc_lines(r)), r.netns, label=f"queues of {r.name}")
+    phases.append([Batch("tc", tuple(_tc_lines(r, spec.frame_bytes)), r.netns,
+                         label=f"queues of {r.name}")
                    for r in spec.routers if r.interfaces])
     return phases
 
