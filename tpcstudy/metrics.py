@@ -107,22 +107,16 @@ def median_interval(values: Sequence[float], level: float = 0.95, *, resamples: 
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95, *,
-                      cap: float = math.inf, stat: str = "mean"
-                      ) -> Tuple[float, float, float, str]:
-    """``a`` against ``b`` measured in the same draws (paired): the difference a - b per draw,
-    summarised by ``stat``: ``"mean"`` (its ``level`` Student t interval; values above ``cap``
-    count as ``cap``) or ``"median"`` (its percentile-bootstrap interval; an infinite value is
-    allowed, larger than any finite one, and two infinite ones are equal), and ``"higher"``,
-    ``"lower"`` or ``"tie"`` (the interval holds 0, or fewer than 2 draws)."""
+                      cap: float = math.inf) -> Tuple[float, float, float, str]:
+    """``a`` against ``b`` measured in the same draws (paired t): the mean of the differences
+    a - b per draw, its ``level`` Student t interval, and ``"higher"``, ``"lower"`` or ``"tie"``
+    (the interval holds 0, or fewer than 2 draws). Values above ``cap`` count as ``cap`` (an
+    unfinished transfer's infinite time: worse than any finished one, not incomparable); a
+    draw missing either value is left out."""
     if len(a) != len(b):
         raise ValueError("paired_difference: one value of each per draw")
-    pairs = [(x, y) for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))]
-    if stat == "median":
-        d = [0.0 if x == y else x - y for x, y in pairs]  # inf - inf: equal
-        m, lo, hi = median_interval(d, level)
-    else:
-        d = [min(x, cap) - min(y, cap) for x, y in pairs]
-        m, lo, hi = mean_interval([x for x in d if math.isfinite(x)], level)
+    d = [min(x, cap) - min(y, cap) for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y))]
+    m, lo, hi = mean_interval([x for x in d if math.isfinite(x)], level)
     if math.isnan(lo) or lo <= 0 <= hi:
         return m, lo, hi, "tie"
     return m, lo, hi, "higher" if lo > 0 else "lower"

@@ -171,6 +171,9 @@ def test_report_prints_draws_or_intervals():
     (v,) = verdicts(fo, by=["scenario", "strategy", "param"], arm="strategy",
                     metrics=F.METRICS[:1], draw=["run", "draw"])
     assert v["verdict"] == "higher" and v["draws"] == 6
+    # the run plain never recovered counts as twice the longest finite recovery (2 x 7.0 s)
+    assert v["difference"] == pytest.approx((14 - 1.5 + sum(6.5 + r / 10 - 1.5 - r / 100
+                                                              for r in range(1, 6))) / 6)
 
 
 # --------------------------------------------------------------------------- what differs per draw

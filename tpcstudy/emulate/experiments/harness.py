@@ -141,6 +141,8 @@ class Experiment:
     arm: Optional[str] = None
     #: The metrics the verdicts compare (default: all of ``metrics``).
     compare: Sequence[str] = ()
+    #: The arms in the order the user gave them (tables and matrices follow it).
+    arms: Sequence[str] = ()
 
     def config(self) -> Dict[str, Any]:
         """The settings ``meta.json`` records (resuming needs the same ones)."""
@@ -174,6 +176,16 @@ class Experiment:
         if not self.metrics:
             return [], []
         per_draw = self.draw_rows(rows)
+        arm = self.arm
+        if arm and self.arms:  # each context's arms in the order given
+            order = {a: i for i, a in enumerate(self.arms)}
+            ctx = [c for c in self.by() if c != arm]
+            seen: Dict[Tuple[str, ...], int] = {}
+            for r in per_draw:
+                seen.setdefault(tuple(str(r.get(c)) for c in ctx), len(seen))
+            per_draw = sorted(per_draw, key=lambda r: (
+                seen[tuple(str(r.get(c)) for c in ctx)],
+                order.get(str(r.get(arm)), len(order))))
         summ = summarize(per_draw, self.by(), self.metrics)
         ver = (verdicts(per_draw, by=self.by(), arm=self.arm, metrics=self.compared(),
                         draw=[c for c in self.key if c not in self.by()])

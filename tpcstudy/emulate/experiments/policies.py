@@ -372,6 +372,7 @@ class Policies(Experiment):
         self.plan_obj = read_plan_file(plan)
         self.heavy, self.seed_list = [float(h) for h in heavy], [int(s) for s in seeds]
         self.solver = self.settings.solver
+        self.arms = list(dict.fromkeys(self.settings.policies))
 
     def config(self) -> Dict[str, Any]:
         st = self.settings

@@ -384,6 +384,7 @@ class Throughput(Experiment):
         self.capacity, self.weight, self.plan, self.plan_obj = capacity, weight, plan, plan_obj
         self.heavy, self.seed_list = [float(h) for h in heavy], [int(s) for s in seeds]
         self.solver = self.settings.solver
+        self.arms = list(dict.fromkeys(self.settings.models))
 
     def config(self) -> Dict[str, Any]:
         st = self.settings

@@ -245,6 +245,7 @@ class TwoPaths(Experiment):
         settings.check()
         self.settings, self.seed_list = settings, [int(s) for s in seeds]
         self.metrics = METRICS[settings.scenario]
+        self.arms = list(dict.fromkeys(settings.policies))
 
     def config(self) -> Dict[str, Any]:
         return {"scenario": self.settings.scenario,
