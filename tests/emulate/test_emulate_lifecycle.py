@@ -128,7 +128,10 @@ def test_dry_run_prints_the_script_without_root(tmp_path, zoo_installed):
     out = p.stdout
     assert out.startswith("#!/bin/sh")
     assert out.count("netns add tpcdry000-r") == 11
-    assert out.count(" type veth peer name ") == 14
+    # 14 links, and the hosts' NIC of Abilene's 5 edge routers (both ends in the router)
+    assert out.count(" type veth peer name ") == 14 + 5
+    assert out.count(" type veth peer name hostgw ") == 5
+    assert out.count("rule add iif lo table 100 pref 100") == 5
     assert "ip netns exec tpcdry000-r0 sysctl -qw net.ipv6.conf.all.seg6_enabled=1" in out
     assert "netns del tpcdry000-r10" in out
     assert not N.list_namespaces("tpcdry000-")  # nothing was run

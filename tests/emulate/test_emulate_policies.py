@@ -246,7 +246,10 @@ def test_two_path_scenarios_cli(tmp_path, scenario) -> None:
 def test_adaptive_policies_prefer_the_idle_path(tmp_path) -> None:
     """The issue's ordering fact: on two paths with one loaded (the background stays on path 1
     for the whole run), queue-max and ba-throughput start more requests on the idle path than
-    random does; the queue policies read the real queues and nearly never pick the loaded one."""
+    random does; the queue policies read the real queues and mostly avoid the loaded one. (Not
+    always: the requests alone offer 0.8 of a path, so the idle path's own queue fills at times;
+    0.98 was measured while the hosts' packets were refused locally by a full first-hop queue,
+    which kept that queue short; with the hosts' NIC, 0.84-0.89 in two runs.)"""
     out = tmp_path / "idle"
     args = [sys.executable, "-m", "tpcstudy", "emulate", "policies", "--scenario", "delay",
             "--phase", "1000", "--seconds", "8", "--warmup", "1",
@@ -256,7 +259,7 @@ def test_adaptive_policies_prefer_the_idle_path(tmp_path) -> None:
     assert p.returncode == 0, p.stderr[-2000:] + p.stdout[-2000:]
     with open(out / "results.csv", newline="") as fh:
         idle = {r["policy"]: float(r["on_idle"]) for r in csv.DictReader(fh)}
-    assert idle["queue-max"] >= 0.9 and idle["queue-sum"] >= 0.9, idle
+    assert idle["queue-max"] >= 0.75 and idle["queue-sum"] >= 0.75, idle
     for name in ("queue-max", "ba-throughput"):
         assert idle[name] > idle["random"], idle
     # exp3:0.1 is in the run but not asserted: in 8 s it learned the idle path in one run of two

@@ -159,15 +159,24 @@ def test_build_commands():
     assert ns_sysctls["net.ipv6.fib_multipath_hash_policy"] == "3"
     assert ns_sysctls["net.ipv6.fib_multipath_hash_fields"] == "0x37"
     assert ns_sysctls["net.ipv4.fib_multipath_hash_seed"] == str(sp.routers[0].hash_seed)
-    assert len(phases[2][0].lines) == 3  # one veth pair per link
+    # one veth pair per link, then the hosts' NIC of every router with hosts (both ends in it)
+    assert len(phases[2][0].lines) == 3 + sum(1 for r in sp.routers if r.hosts) == 6
     assert phases[2][0].lines[0] == (
         "link add name to1 address 02:00:00:00:00:01 netns tpcabc123-r0 type veth peer name to0 "
         "address 02:00:00:00:00:02 netns tpcabc123-r1")
+    assert phases[2][0].lines[3] == (
+        "link add name hostnic address 02:ff:00:00:00:01 netns tpcabc123-r0 type veth peer "
+        "name hostgw address 02:ff:00:00:00:02 netns tpcabc123-r0")
     assert dict(phases[3][0].values) == {"net.ipv6.conf.to1.seg6_enabled": "1",
-                                         "net.ipv6.conf.to2.seg6_enabled": "1"}
+                                         "net.ipv6.conf.to2.seg6_enabled": "1",
+                                         "net.ipv6.conf.hostnic.seg6_enabled": "1",
+                                         "net.ipv6.conf.hostgw.seg6_enabled": "1"}
     r0 = sp.routers[0]
     ip = phases[4][0]
-    assert ip.netns == "tpcabc123-r0" and ip.tool == "ip"
+    assert ip.netns == "tpcabc123-r0" and ip.tool == "ip" and ip.ipv6
+    # every locally generated packet leaves by the hosts' NIC and is forwarded from hostgw
+    assert ip.lines[-2:] == ("route add ::/0 via fe80::2 dev hostnic table 100",
+                             "rule add iif lo table 100 pref 100")
     assert ip.lines[:2] == ("link set dev lo up", f"addr add {r0.loopback}/128 dev lo")
     assert "link set dev to1 mtu 1500 gso_max_segs 1 multicast off up" in ip.lines
     assert "addr add fe80::1/64 dev to1 nodad" in ip.lines
@@ -198,7 +207,7 @@ def test_dry_run_script_holds_every_line():
                 assert f"ip netns exec {st.netns} sysctl -qw" in text
     assert text.count("<<'EOF'") == text.count("\nEOF") == 1 + 1 + 3 + 3 + 1
     assert "netns del tpcabc123-r2" in text
-    assert re.search(r"^ip -n tpcabc123-r1 -batch - <<'EOF'", text, re.M)
+    assert re.search(r"^ip -6 -n tpcabc123-r1 -batch - <<'EOF'", text, re.M)
 
 
 def test_nothing_to_emulate():

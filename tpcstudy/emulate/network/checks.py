@@ -226,4 +226,6 @@ def system_info() -> Dict[str, Any]:
         "tcp": "cubic per socket (TCP_CONGESTION), SO_LINGER 0 on close",
         "shaping": "HTB per veth end at capacity / smallest capacity * link_mbps, bfifo of "
                    "queue_ms at that rate (>= 10 packets), gso_max_segs 1, the MTU of --mtu",
+        "hosts": "on the router's lo; every locally generated packet leaves by an unshaped "
+                 "veth (hostnic -> hostgw, rule iif lo table 100) and is forwarded from there",
     }

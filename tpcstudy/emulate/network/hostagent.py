@@ -17,6 +17,7 @@ from ...export.bpf import read_index
 from ...hostagent.loader import Install, load
 from ...hostagent.maps import Policy
 from .lifecycle import Emulation
+from .spec import HOST_NIC
 
 __all__ = ["install_agents", "table_hosts"]
 
@@ -30,11 +31,14 @@ def table_hosts(table: Path) -> Sequence[str]:
 def install_agents(emu: Emulation, table: Path, *, policy: Policy,
                    routers: Optional[Sequence[str]] = None) -> Dict[str, Install]:
     """Load the agent on every source router of ``table`` (or ``routers``) of ``emu``'s
-    network: its cgroup (:meth:`Emulation.cgroup`), its namespace, its veth interfaces."""
+    network: its cgroup (:meth:`Emulation.cgroup`), its namespace, and the hosts' NIC
+    (:data:`~tpcstudy.emulate.network.spec.HOST_NIC`: every locally generated packet leaves
+    by it; the agent's fib lookup then redirects the packet to the link of its first segment)."""
     out: Dict[str, Install] = {}
     for name in routers if routers is not None else table_hosts(table):
         r = emu.spec.router(name)
         out[name] = load(table, name, str(emu.cgroup(name)), policy=policy, netns=r.netns,
-                         interfaces=[i.name for i in r.interfaces], private=True,
+                         interfaces=[HOST_NIC] if r.hosts else [i.name for i in r.interfaces],
+                         private=True,
                          name=f"{emu.spec.prefix}r{r.id}")
     return out

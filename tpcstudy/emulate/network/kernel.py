@@ -148,9 +148,9 @@ def list_namespaces(prefix: str = "") -> List[str]:
 
 
 def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
-              force: bool = False, label: str = "",
+              force: bool = False, label: str = "", ipv6: bool = False,
               on_start: Optional[Callable[[int], None]] = None) -> None:
-    """Run ``tool [-n netns] [-force] -batch -`` with ``lines`` on its standard input;
+    """Run ``tool [-6] [-n netns] [-force] -batch -`` with ``lines`` on its standard input;
     ``on_start(pid)`` is called once it runs (before its input is written).
 
     Raises
@@ -162,7 +162,7 @@ def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
         raise ValueError(f"run_batch: tool must be 'ip' or 'tc', not {tool!r}")
     if not lines:
         return
-    argv = [tool]
+    argv = [tool] + (["-6"] if ipv6 else [])
     if netns:
         argv += ["-n", netns]
     if force:

@@ -472,11 +472,11 @@ class Emulation:
                 _ns.write_sysctls(s.values, netns=s.netns)
             if len(batches) <= 1 or self.jobs == 1:
                 for b in batches:
-                    _ns.run_batch(b.tool, b.lines, netns=b.netns, label=b.label)
+                    _ns.run_batch(b.tool, b.lines, netns=b.netns, label=b.label, ipv6=b.ipv6)
             else:
                 with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
                     futs = [pool.submit(_ns.run_batch, b.tool, b.lines, netns=b.netns,
-                                        label=b.label) for b in batches]
+                                        label=b.label, ipv6=b.ipv6) for b in batches]
                     for f in futs:
                         f.result()
 

@@ -43,7 +43,7 @@ from .lifecycle import (
     read_records,
     remove_run,
 )
-from .spec import NetworkSpec, network_spec
+from .spec import HOST_NIC, HOST_TABLE, NetworkSpec, network_spec
 
 __all__ = ["up", "down", "find", "live_networks", "exec_argv", "sample", "rates",
            "route_lines", "Network", "INSTALLS", "age"]
@@ -81,9 +81,12 @@ def route_lines(spec: NetworkSpec, table: Path, slot: int = 0) -> Dict[str, List
             raise UsageError(f"{table}/paths.json: entry {str(e)[:80]}: {exc}") from None
         if not segs or not src.interfaces:
             continue
+        # the hosts' packets: in their NIC's table (the encap is applied as they are sent,
+        # so TCP's MSS leaves room for the SRH; transit packets keep the IGP's routes)
+        via = (f"via fe80::2 dev {HOST_NIC} table {HOST_TABLE}" if src.hosts
+               else f"dev {src.interfaces[0].name}")
         out.setdefault(src.netns, []).append(
-            f"route replace {prefix} encap seg6 mode inline segs {','.join(segs)} dev "
-            f"{src.interfaces[0].name}")
+            f"route replace {prefix} encap seg6 mode inline segs {','.join(segs)} {via}")
     return out
 
 
@@ -109,7 +112,8 @@ def up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: flo
         if install == "route":
             assert table is not None
             for ns, lines in route_lines(spec, table, slot).items():
-                _ns.run_batch("ip", lines, netns=ns, label="SRv6 routes of the table")
+                _ns.run_batch("ip", lines, netns=ns, label="SRv6 routes of the table",
+                              ipv6=True)
         elif install == "bpf":
             from ...hostagent.maps import Policy
             from .hostagent import install_agents
@@ -226,7 +230,8 @@ class Network:
                 self.emu.cgroup(r.name)
             if self.install == "route" and self.table is not None:
                 for ns, lines in route_lines(self.spec, Path(self.table), self.slot).items():
-                    _ns.run_batch("ip", lines, netns=ns, label="SRv6 routes of the table")
+                    _ns.run_batch("ip", lines, netns=ns, label="SRv6 routes of the table",
+                              ipv6=True)
             elif self.install == "bpf" and self.table is not None:
                 from ...hostagent.maps import Policy
                 from .hostagent import install_agents

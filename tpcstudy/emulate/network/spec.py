@@ -12,6 +12,15 @@
   loopback and to each of ``t``'s prefixes whose next hops are exactly ``u``'s next hops on
   tpcstudy's own shortest-path DAG towards ``t`` (:func:`igp_next_hops`: the same IGP weights
   and equal-cost rule as the LPs, from the C++ core);
+- **the hosts' NIC**: in every router with hosts, a veth pair whose two ends stay in the router's
+  namespace, ``hostnic`` -> ``hostgw``, unshaped (no queue of its own), and a routing rule
+  (``iif lo``, table 100) that sends every locally generated packet out of ``hostnic``; it comes
+  back in on ``hostgw`` and is forwarded like any transit packet. So a host's packets meet the
+  shaped queue of their first link as forwarded packets: a full queue drops them as a router
+  would, a loss the host's TCP recovers from, instead of refusing them locally (``NET_XMIT_DROP``
+  to the socket: Linux TCP then retries on its 500 ms resource-probe timer and, after
+  ``tcp_retries2`` = 15 failed probes, ends the connection with ``ETIMEDOUT``: an artefact of
+  hosts sharing their router's namespace, seen under overload and with jumbo frames);
 - **per-direction shaping**: on every veth end an HTB class at ``capacity / unit * link_mbps``
   (``unit`` = the smallest link capacity, so a capacity-1 link of a uniform topology runs at
   ``link_mbps``) over a byte-limited ``bfifo`` of ``queue_ms`` worth of bytes (at least 10
@@ -51,7 +60,7 @@ __all__ = [
     "NetworkSpec", "Router", "Interface", "Route", "Batch", "Sysctls", "Step",
     "network_spec", "igp_next_hops", "build_steps", "teardown_steps", "render_shell",
     "host_address", "HASH_FIELDS", "HASH_POLICY", "PACKET_BYTES", "hash_seed", "DEFAULT_MTU",
-    "MTU_RANGE",
+    "MTU_RANGE", "HOST_NIC", "HOST_GW", "HOST_TABLE",
 ]
 
 #: ``net.ipv6.fib_multipath_hash_policy``: 3 = the fields of ``fib_multipath_hash_fields``.
@@ -71,6 +80,12 @@ BURST_PACKETS = 2
 #: The smallest queue, in full-size packets.
 MIN_QUEUE_PACKETS = 10
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,15}-$")
+#: The hosts' NIC (module docstring): the end the hosts send from and the end the router
+#: receives on, their MACs and link-local addresses, and the routing table and rule priority
+#: that send locally generated packets through it.
+HOST_NIC, HOST_GW = "hostnic", "hostgw"
+HOST_MACS = ("02:ff:00:00:00:01", "02:ff:00:00:00:02")
+HOST_TABLE, HOST_RULE_PREF = 100, 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -299,12 +314,14 @@ def network_spec(topo: Topology, plan: Optional[AddressPlan] = None, *, prefix: 
 # --------------------------------------------------------------------------- commands
 @dataclasses.dataclass(frozen=True)
 class Batch:
-    """Lines for ``tool [-n netns] -batch -``."""
+    """Lines for ``tool [-6] [-n netns] -batch -`` (``ipv6``: ``ip -6``, for ``rule`` lines,
+    which ``ip`` would otherwise take as IPv4)."""
 
     tool: str
     lines: Tuple[str, ...]
     netns: Optional[str] = None
     label: str = ""
+    ipv6: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -343,7 +360,8 @@ def namespace_sysctls(hash_seed: int) -> Tuple[Tuple[str, str], ...]:
 
 
 def interface_sysctls(r: Router) -> Tuple[Tuple[str, str], ...]:
-    return tuple((f"net.ipv6.conf.{i.name}.seg6_enabled", "1") for i in r.interfaces)
+    names = [i.name for i in r.interfaces] + ([HOST_NIC, HOST_GW] if r.hosts else [])
+    return tuple((f"net.ipv6.conf.{n}.seg6_enabled", "1") for n in names)
 
 
 def _ip_lines(r: Router, mtu: int) -> List[str]:
@@ -356,6 +374,14 @@ def _ip_lines(r: Router, mtu: int) -> List[str]:
     for rt in r.routes:
         lines.append(f"route add {rt.destination} "
                      + " ".join(f"nexthop via {gw} dev {dev}" for dev, gw in rt.nexthops))
+    if r.hosts:  # the hosts' NIC (module docstring)
+        lines += [f"link set dev {HOST_NIC} mtu {mtu} gso_max_segs 1 multicast off up",
+                  f"link set dev {HOST_GW} mtu {mtu} gso_max_segs 1 multicast off up",
+                  f"addr add fe80::1/64 dev {HOST_NIC} nodad",
+                  f"addr add fe80::2/64 dev {HOST_GW} nodad",
+                  f"neigh replace fe80::2 lladdr {HOST_MACS[1]} dev {HOST_NIC} nud permanent",
+                  f"route add ::/0 via fe80::2 dev {HOST_NIC} table {HOST_TABLE}",
+                  f"rule add iif lo table {HOST_TABLE} pref {HOST_RULE_PREF}"]
     return lines
 
 
@@ -390,10 +416,14 @@ def build_steps(spec: NetworkSpec) -> List[List[Step]]:
                 peer = spec.routers[i.neighbour]
                 veth.append(f"link add name {i.name} address {i.mac} netns {r.netns} type veth "
                             f"peer name to{r.id} address {i.peer_mac} netns {peer.netns}")
+    veth += [f"link add name {HOST_NIC} address {HOST_MACS[0]} netns {r.netns} type veth "
+             f"peer name {HOST_GW} address {HOST_MACS[1]} netns {r.netns}"
+             for r in spec.routers if r.hosts]
     phases.append([Batch("ip", tuple(veth), label="veth links")])
-    phases.append([Sysctls(r.netns, interface_sysctls(r)) for r in spec.routers if r.interfaces])
+    phases.append([Sysctls(r.netns, interface_sysctls(r)) for r in spec.routers
+                   if r.interfaces or r.hosts])
     phases.append([Batch("ip", tuple(_ip_lines(r, spec.mtu)), r.netns,
-                         label=f"router {r.name}")
+                         label=f"router {r.name}", ipv6=True)
                    for r in spec.routers])
     phases.append([Batch("tc", tuple(_tc_lines(r, spec.frame_bytes)), r.netns,
                          label=f"queues of {r.name}")
@@ -418,7 +448,7 @@ def render_shell(phases: Sequence[Sequence[Step]], *, header: Sequence[str] = ()
         out.append(f"# phase {n}")
         for st in phase:
             if isinstance(st, Batch):
-                ns = f" -n {st.netns}" if st.netns else ""
+                ns = (" -6" if st.ipv6 else "") + (f" -n {st.netns}" if st.netns else "")
                 label = f"  # {st.label}" if st.label else ""
                 out.append(f"{st.tool}{ns} -batch - <<'EOF'{label}")
                 out.extend(st.lines)
