@@ -1,9 +1,13 @@
 // nanobind bindings of the path core (cpp/include/tpcstudy/paths.hpp): type conversion and GIL
-// release only. Node and arc ids are int32, values float64, offsets int64.
+// release only (the rule: gil.hpp, tpcb::call). Node and arc ids are int32, values float64,
+// offsets int64.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/tuple.h>
 
+#include <algorithm>
+
+#include "gil.hpp"
 #include "tpcstudy/paths.hpp"
 
 namespace nb = nanobind;
@@ -34,36 +38,28 @@ nb::ndarray<nb::numpy, T, nb::ndim<2>> matrix(std::vector<T>&& v, size_t rows, s
 
 std::vector<int32_t> vec(const I32In& a) { return std::vector<int32_t>(a.data(), a.data() + a.shape(0)); }
 
+// The work estimates of gil.hpp: one search (n + m), a batch of `items` searches, a table.
+double search_work(const tpc::Graph& g) { return static_cast<double>(g.n) + g.num_arcs(); }
+double batch_work(const tpc::Graph& g, size_t items) { return static_cast<double>(items) * search_work(g); }
+double table_work(const tpc::Graph& g) { return batch_work(g, static_cast<size_t>(g.n)); }
+
 }  // namespace
 
 void bind_paths(nb::module_& m) {
     m.def("distances_from",
           [](const tpc::Graph& g, int32_t source) {
-              std::vector<double> d;
-              {
-                  nb::gil_scoped_release release;
-                  d = tpc::distances_from(g, source);
-              }
-              return arr(std::move(d));
+              return arr(tpcb::call(search_work(g), [&] { return tpc::distances_from(g, source); }));
           },
           "graph"_a, "source"_a, "IGP distance from source to every node (inf: unreachable).");
     m.def("dag_arcs",
           [](const tpc::Graph& g, int32_t s, int32_t t) {
-              std::vector<int32_t> a;
-              {
-                  nb::gil_scoped_release release;
-                  a = tpc::dag_arcs(g, s, t);
-              }
-              return arr(std::move(a));
+              return arr(tpcb::call(search_work(g), [&] { return tpc::dag_arcs(g, s, t); }));
           },
           "graph"_a, "source"_a, "target"_a, "Arcs on at least one shortest path, sorted.");
     m.def("shortest_paths",
           [](const tpc::Graph& g, int32_t s, int32_t t, int64_t limit) {
-              tpc::Csr<int32_t> c;
-              {
-                  nb::gil_scoped_release release;
-                  c = tpc::shortest_paths(g, s, t, limit);
-              }
+              tpc::Csr<int32_t> c =
+                  tpcb::call(search_work(g), [&] { return tpc::shortest_paths(g, s, t, limit); });
               return nb::make_tuple(arr(std::move(c.offsets)), arr(std::move(c.items)));
           },
           "graph"_a, "source"_a, "target"_a, "limit"_a,
@@ -72,35 +68,37 @@ void bind_paths(nb::module_& m) {
           [](const tpc::Graph& g, int32_t s, int32_t t) {
               std::vector<int32_t> arcs;
               std::vector<double> fr;
-              {
-                  nb::gil_scoped_release release;
-                  tpc::ecmp_ratios(g, s, t, arcs, fr);
-              }
+              tpcb::call(search_work(g), [&] { tpc::ecmp_ratios(g, s, t, arcs, fr); });
               return nb::make_tuple(arr(std::move(arcs)), arr(std::move(fr)));
           },
           "graph"_a, "source"_a, "target"_a, "ECMP fraction per arc of segment s -> t: (arcs, fractions).");
     m.def("segment_ratios",
-          [](const tpc::Graph& g, I32In sources, I32In targets) {
+          [](const tpc::Graph& g, I32In sources, I32In targets, int32_t threads) {
               auto s = vec(sources), t = vec(targets);
-              tpc::SegmentRatios r;
-              {
-                  nb::gil_scoped_release release;
-                  r = tpc::segment_ratios(g, s, t);
-              }
+              tpc::SegmentRatios r = tpcb::call(batch_work(g, s.size()), [&] {
+                  return tpc::segment_ratios(g, s, t, threads);
+              });
               return nb::make_tuple(arr(std::move(r.offsets)), arr(std::move(r.arcs)),
                                     arr(std::move(r.fractions)));
           },
-          "graph"_a, "sources"_a, "targets"_a,
+          "graph"_a, "sources"_a, "targets"_a, "threads"_a = 0,
           "ECMP ratios of many segments: (offsets, arcs, fractions), CSR per segment.");
+    m.def("distance_matrix",
+          [](const tpc::Graph& g, int32_t threads) {
+              const size_t n = static_cast<size_t>(g.n);
+              return matrix(tpcb::call(table_work(g), [&] { return tpc::distance_matrix(g, threads); }),
+                            n, n);
+          },
+          "graph"_a, "threads"_a = 0,
+          "All-pairs IGP distances d[a, b] (inf: unreachable), without the routing tables.");
 
     nb::class_<tpc::Routing>(m, "Routing",
                              "All-pairs IGP distances and next-hop DAGs of a graph (n Dijkstras).")
         .def("__init__",
-             [](tpc::Routing* self, const tpc::Graph& g) {
-                 nb::gil_scoped_release release;
-                 new (self) tpc::Routing(g);
+             [](tpc::Routing* self, const tpc::Graph& g, int32_t threads) {
+                 tpcb::call(table_work(g), [&] { new (self) tpc::Routing(g, threads); });
              },
-             "graph"_a)
+             "graph"_a, "threads"_a = 0)
         .def_prop_ro("n", &tpc::Routing::n)
         .def("distances",
              [](const tpc::Routing& r) {
@@ -115,10 +113,7 @@ void bind_paths(nb::module_& m) {
                  if (price.shape(0) != static_cast<size_t>(r.graph().num_arcs()))
                      throw nb::value_error("need one price per arc");
                  std::vector<double> out(n * n);
-                 {
-                     nb::gil_scoped_release release;
-                     r.segment_costs(price.data(), out.data());
-                 }
+                 tpcb::call(table_work(r.graph()), [&] { r.segment_costs(price.data(), out.data()); });
                  return matrix(std::move(out), n, n);
              },
              "prices"_a, "cost[u, v] = sum_l r_uv(l) * prices[l] for all u, v.")
@@ -129,10 +124,8 @@ void bind_paths(nb::module_& m) {
                      throw nb::value_error("need one price per arc");
                  std::vector<double> out(n * n);
                  std::vector<int32_t> next(n * n);
-                 {
-                     nb::gil_scoped_release release;
-                     r.dag_min_costs(price.data(), out.data(), next.data());
-                 }
+                 tpcb::call(table_work(r.graph()),
+                            [&] { r.dag_min_costs(price.data(), out.data(), next.data()); });
                  return nb::make_tuple(matrix(std::move(out), n, n), matrix(std::move(next), n, n));
              },
              "prices"_a,
@@ -147,12 +140,9 @@ void bind_paths(nb::module_& m) {
               if (price.shape(0) != static_cast<size_t>(g.num_arcs()))
                   throw nb::value_error("need one price per arc");
               auto s = vec(sources), t = vec(targets);
-              std::vector<double> r;
-              {
-                  nb::gil_scoped_release release;
-                  r = tpc::path_price_bounds(g, price.data(), s, t, limit, threads);
-              }
-              return arr(std::move(r));
+              return arr(tpcb::call(batch_work(g, s.size()), [&] {
+                  return tpc::path_price_bounds(g, price.data(), s, t, limit, threads);
+              }));
           },
           "graph"_a, "prices"_a, "sources"_a, "targets"_a, "limit"_a, "threads"_a = 0,
           "Cheapest path price of each pair when below limit (else inf).");
@@ -161,12 +151,18 @@ void bind_paths(nb::module_& m) {
           [](F64In2 cost, I32In sources, I32In targets, int32_t k, int32_t threads) {
               if (cost.shape(0) != cost.shape(1)) throw nb::value_error("cost matrix is not square");
               auto s = vec(sources), t = vec(targets);
-              tpc::SrPaths r;
-              {
-                  nb::gil_scoped_release release;
-                  r = tpc::best_sr_paths(static_cast<int32_t>(cost.shape(0)), cost.data(), s, t, k,
-                                         threads);
-              }
+              const double n = static_cast<double>(cost.shape(0));
+              std::vector<uint8_t> seen(cost.shape(0), 0);
+              double distinct = 0;  // distinct sources: one DP each
+              for (int32_t x : s)
+                  if (x >= 0 && x < static_cast<int32_t>(seen.size()) && !seen[x]) {
+                      seen[x] = 1;
+                      distinct += 1;
+                  }
+              tpc::SrPaths r = tpcb::call(distinct * std::max(k - 1, 1) * n * n / 40.0, [&] {
+                  return tpc::best_sr_paths(static_cast<int32_t>(cost.shape(0)), cost.data(), s, t,
+                                            k, threads);
+              });
               return nb::make_tuple(arr(std::move(r.values)), arr(std::move(r.offsets)),
                                     arr(std::move(r.waypoints)));
           },
@@ -178,12 +174,10 @@ void bind_paths(nb::module_& m) {
              int32_t method, int32_t k, int32_t threads) {
               if (method < 0 || method > 2) throw nb::value_error("method must be 0, 1 or 2");
               auto s = vec(sources), t = vec(targets);
-              tpc::DisjointPaths r;
-              {
-                  nb::gil_scoped_release release;
-                  r = tpc::disjoint_paths(g, routing, s, t, static_cast<tpc::DisjointMethod>(method),
-                                          k, threads);
-              }
+              tpc::DisjointPaths r = tpcb::call(batch_work(g, s.size()), [&] {
+                  return tpc::disjoint_paths(g, routing, s, t,
+                                             static_cast<tpc::DisjointMethod>(method), k, threads);
+              });
               return nb::make_tuple(
                   arr(std::move(r.pair_offsets)), arr(std::move(r.nodes.offsets)),
                   arr(std::move(r.nodes.items)), arr(std::move(r.waypoints.offsets)),
@@ -199,12 +193,9 @@ void bind_paths(nb::module_& m) {
           [](const tpc::Graph& g, const tpc::Routing& routing, I32In sources, I32In targets,
              int32_t kmax, int32_t threads) {
               auto s = vec(sources), t = vec(targets);
-              std::vector<int32_t> r;
-              {
-                  nb::gil_scoped_release release;
-                  r = tpc::sps_second_segments(g, routing, s, t, kmax, threads);
-              }
-              return arr(std::move(r));
+              return arr(tpcb::call(batch_work(g, s.size()), [&] {
+                  return tpc::sps_second_segments(g, routing, s, t, kmax, threads);
+              }));
           },
           "graph"_a, "routing"_a, "sources"_a, "targets"_a, "kmax"_a, "threads"_a = 0,
           "Fewest segments (<= kmax) of each pair's second sps path; 0 none, -1 no path.");
@@ -215,8 +206,10 @@ void bind_paths(nb::module_& m) {
           [](const tpc::Graph& g, const tpc::Routing* routing, int32_t source, int32_t target,
              int32_t method, int32_t k) {
               if (method < 0 || method > 2) throw nb::value_error("method must be 0, 1 or 2");
-              tpc::DisjointPaths r = tpc::disjoint_paths(
-                  g, routing, {source}, {target}, static_cast<tpc::DisjointMethod>(method), k, 1);
+              tpc::DisjointPaths r = tpcb::call(search_work(g), [&] {
+                  return tpc::disjoint_paths(g, routing, {source}, {target},
+                                             static_cast<tpc::DisjointMethod>(method), k, 1);
+              });
               nb::list out;
               for (size_t p = 0; p + 1 < r.nodes.offsets.size(); ++p) {
                   nb::list path;

@@ -115,8 +115,8 @@ def test_distances_paths_and_dag_vs_networkx(seed):
 def test_single_pair_search_stops_early_with_the_same_dag(seed):
     """shortest_paths, dag_arcs and ecmp_ratios stop their search once the source is settled;
     with float weights whose sums tie only within rounding (0.1 + 0.2 vs 0.3), each pair's DAG
-    and fractions equal those of segment_ratios, which searches the whole graph, and the paths
-    are exactly the DAG's."""
+    and fractions equal those of segment_ratios, whose search for a target stops only at the
+    farthest of all its sources, and the paths are exactly the DAG's."""
     rng = random.Random(seed)
     g = random_graph(500 + seed, 16, 18)
     for u, v in g.edges:

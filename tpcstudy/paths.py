@@ -20,6 +20,11 @@ CPUs each, so a pool never runs more busy threads than there are CPUs); a positi
 asks for that many. No call runs more threads than the CPUs of the process's affinity, and no
 result depends on the count.
 
+The GIL: a core call keeps it when its work is below about a millisecond (every single-pair
+call on the Zoo: releasing it there would cost a busy Python thread's whole switch interval per
+call) and releases it otherwise (batches, table builds); one rule for every call, in the
+bindings (``bindings/gil.hpp``).
+
 Arcs are numbered as in :class:`~tpcstudy.Topology`: arc ``2 i`` is link ``i`` forwards, ``2 i + 1``
 backwards. "Shortest" is by IGP weight with the equal-cost rule of docs/method.md §3 (integer
 weights exactly, real weights within a relative 1e-9). Ties are broken by the smallest node id,
@@ -134,7 +139,25 @@ def _per_topology(cache: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]",
 
 
 def _routing(topo: Topology) -> "_core.Routing":
-    return _per_topology(_ROUTING, topo, lambda: _core.Routing(topo.graph))
+    return _per_topology(_ROUTING, topo, lambda: _core.Routing(topo.graph, _threads(0)))
+
+
+def _routing_if_built(topo: Topology) -> Optional["_core.Routing"]:
+    hit = _ROUTING.get(topo)
+    return hit[1] if hit is not None and hit[0] is topo.graph else None
+
+
+# Each arc's (tail name, head name), for the named API's dicts: built once per topology, not
+# on every call (two arrays and 2 m lookups were 1.4-2.2 us of a 13 us ecmp_ratios call).
+_ARC_NAMES: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _arc_names(topo: Topology) -> List[Tuple[str, str]]:
+    def build() -> List[Tuple[str, str]]:
+        names = topo.names
+        return [(names[u], names[v])
+                for u, v in zip(topo.arc_src.tolist(), topo.arc_dst.tolist())]
+    return _per_topology(_ARC_NAMES, topo, build)
 
 
 def _unit_segment_costs(topo: Topology) -> np.ndarray:
@@ -205,9 +228,19 @@ def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
     return np.asarray(_core.distances_from(topo.graph, _id(topo, source)))
 
 
-def distance_matrix(topo: Topology) -> np.ndarray:
-    """All-pairs IGP distances ``d[a, b]`` (float64, ``(n, n)``, ``inf`` when unreachable)."""
-    return np.asarray(_routing(topo).distances())
+def distance_matrix(topo: Topology, *, threads: int = 0) -> np.ndarray:
+    """All-pairs IGP distances ``d[a, b]`` (float64, ``(n, n)``, ``inf`` when unreachable).
+
+    Distances only: one search per source (breadth-first when every weight is equal, else
+    Dijkstra's), sources shared among ``threads`` core threads (``0``: :func:`default_threads`),
+    the GIL released meanwhile. The routing tables of :func:`segment_costs` are not built; when
+    they already are for this topology, their matrix is copied instead (the same values).
+    """
+    th = _threads(threads)
+    routing = _routing_if_built(topo)
+    if routing is not None:
+        return np.asarray(routing.distances())
+    return np.asarray(_core.distance_matrix(topo.graph, th))
 
 
 def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
@@ -223,13 +256,14 @@ def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
     return np.asarray(_core.dag_arcs(topo.graph, _id(topo, source), _id(topo, target)))
 
 
-def segment_ratios(topo: Topology, sources: np.ndarray,
-                   targets: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def segment_ratios(topo: Topology, sources: np.ndarray, targets: np.ndarray, *,
+                   threads: int = 0) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ECMP ratios ``r_seg(l)`` of many segments (docs/method.md §3).
 
     Each node of a segment's shortest-path DAG splits what it receives evenly among its next hops
-    towards the segment's target. Segments are grouped by target, so each target's DAG is
-    computed once.
+    towards the segment's target. Segments are grouped by target: each target's distances are
+    computed once, by a search that stops at the farthest of its sources (breadth-first when
+    every weight is equal), and the distinct targets are shared among the core threads.
 
     Parameters
     ----------
@@ -237,6 +271,8 @@ def segment_ratios(topo: Topology, sources: np.ndarray,
         The topology.
     sources, targets
         Router ids of the segments (equal length).
+    threads
+        Core threads (``0``: :func:`default_threads`); the result does not depend on it.
 
     Returns
     -------
@@ -249,7 +285,7 @@ def segment_ratios(topo: Topology, sources: np.ndarray,
         ``u -> u`` or towards an unreachable router has no entries.
     """
     s, t = _pairs(topo, sources, targets)
-    offsets, arcs, fractions = _core.segment_ratios(topo.graph, s, t)
+    offsets, arcs, fractions = _core.segment_ratios(topo.graph, s, t, _threads(threads))
     return np.asarray(offsets), np.asarray(arcs), np.asarray(fractions)
 
 
@@ -537,9 +573,8 @@ def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str
         when ``source == target`` or ``target`` is unreachable.
     """
     arcs, fractions = _core.ecmp_ratios(topo.graph, _node(topo, source), _node(topo, target))
-    names, src, dst = topo.names, topo.arc_src, topo.arc_dst
-    return {(names[src[a]], names[dst[a]]): float(f)
-            for a, f in zip(np.asarray(arcs).tolist(), np.asarray(fractions).tolist())}
+    arc_names = _arc_names(topo)
+    return {arc_names[a]: f for a, f in zip(arcs.tolist(), fractions.tolist())}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,8 +31,14 @@ Graph::Graph(int32_t n_, std::vector<int32_t> src_, std::vector<int32_t> dst_,
             throw std::invalid_argument("arc " + std::to_string(a) + " has a non-positive weight");
         if (weight[a] != std::floor(weight[a]) || weight[a] > 9.0e15) integer_weights = false;
     }
+    for (size_t a = 1; a < weight.size(); ++a)
+        if (weight[a] != weight[0]) uniform_weights = false;
     build_csr(n, src, out_offsets, out_arcs);
     build_csr(n, dst, in_offsets, in_arcs);
+    out_heads.resize(out_arcs.size());
+    in_tails.resize(in_arcs.size());
+    for (size_t i = 0; i < out_arcs.size(); ++i) out_heads[i] = dst[out_arcs[i]];
+    for (size_t i = 0; i < in_arcs.size(); ++i) in_tails[i] = src[in_arcs[i]];
 }
 
 bool Graph::same_cost(double a, double b) const {

@@ -104,15 +104,28 @@ class ArcPaths:
     (``pred[row, v]``: the node before ``v``) or next-arc data (``nxt[u, t]``: the first arc
     from ``u`` towards ``t``); many pairs at once, one numpy step per hop."""
 
+    #: Largest router count with a dense ``(n, n)`` arc-id table (4,096: 64 MiB of int32).
+    DENSE = 4096
+
     def __init__(self, topo: Topology) -> None:
         self.n = topo.num_nodes
         self.src, self.dst = topo.arc_src.astype(np.int64), topo.arc_dst.astype(np.int64)
         code = self.src * self.n + self.dst
         self.order = np.argsort(code, kind="stable")
         self.code = code[self.order]
+        # The arc id of u -> v by one lookup (parallel arcs: the smallest id, written last),
+        # instead of a binary search per hop.
+        self.table: Optional[np.ndarray] = None
+        if self.n <= self.DENSE and len(code):
+            table = np.zeros(self.n * self.n, dtype=np.int64)
+            rev = np.arange(len(code) - 1, -1, -1)
+            table[code[rev]] = rev
+            self.table = table
 
     def _arc(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Arc ids of ``u -> v`` (entries that are no arc give some arc: callers mask them)."""
+        if self.table is not None:
+            return self.table[u * self.n + v]
         i = np.searchsorted(self.code, u * self.n + v)
         return self.order[np.minimum(i, len(self.code) - 1)]
 
@@ -121,10 +134,16 @@ class ArcPaths:
         if not steps:
             return []
         m = np.stack(steps, axis=1)  # a pair's arcs are a prefix of its row (-1 after)
-        lengths = (m >= 0).sum(axis=1).tolist()
-        if reverse:
-            return [tuple(row[n - 1::-1]) if n else () for row, n in zip(m.tolist(), lengths)]
-        return [tuple(row[:n]) for row, n in zip(m.tolist(), lengths)]
+        valid = m >= 0
+        lengths = valid.sum(axis=1)
+        flat = m[valid]  # row by row, each row's prefix in order
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        if reverse:  # each row's prefix backwards: position j of row i reads its L_i - 1 - j
+            row = np.repeat(np.arange(len(lengths)), lengths)
+            flat = flat[starts[row] + ends[row] - 1 - np.arange(len(flat))]
+        items = flat.tolist()
+        return [tuple(items[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
 
     def from_pred(self, pred: np.ndarray, rows: np.ndarray, S: np.ndarray, T: np.ndarray
                   ) -> List[Key]:
@@ -160,6 +179,12 @@ def mcf(p: Problem) -> MaxFlowResult:
     tiny 1e-12 is added so zero-dual arcs stay in the sparse graph, an error below 1e-9). At the
     end no path of any pair prices below ``1 - z_pair - 1e-9``, so the value is the optimum of the
     arc formulation.
+
+    Each round's prices come from the core's threaded Dijkstra
+    (:func:`tpcstudy.paths.path_price_bounds`, distances only: the same sums, so the same
+    values to the last bit); the paths, from scipy's Dijkstra with predecessors, run only from
+    the sources of the pairs whose path enters (few after the first rounds), so every column is
+    the one the search from every source gave before.
     """
     # scipy.sparse.csgraph costs ~80 ms to import; only this model needs it
     from scipy.sparse import csr_matrix
@@ -168,15 +193,20 @@ def mcf(p: Problem) -> MaxFlowResult:
     topo, S, T = p.topo, p.S, p.T
     n = topo.num_nodes
     ap = ArcPaths(topo)
-    sources = np.unique(S)
-    row_of = np.full(n, -1, dtype=np.int64)
-    row_of[sources] = np.arange(len(sources))
-    rows = row_of[S]
 
     def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]:
-        g = csr_matrix((y + 1e-12, (ap.src, ap.dst)), shape=(n, n))
-        dist, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
-        return dist[rows, T], lambda idx: ap.from_pred(pred, rows[idx], S[idx], T[idx])
+        w = y + 1e-12
+        values = _paths.path_price_bounds(topo, w, S, T)
+
+        def keys(idx: np.ndarray) -> List[Key]:
+            s, t = S[idx], T[idx]
+            sources = np.unique(s)
+            if not len(sources):
+                return []
+            g = csr_matrix((w, (ap.src, ap.dst)), shape=(n, n))
+            _, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
+            return ap.from_pred(pred, np.searchsorted(sources, s), s, t)
+        return values, keys
 
     return _path_cg(p, "mcf", price, topo.arc_weight.astype(np.float64))
 
@@ -211,7 +241,7 @@ def _arc_path_names(topo: Topology) -> Callable[[Key], Tuple[str, ...]]:
     names = topo.names
     src = [names[u] for u in topo.arc_src.tolist()]
     dst = [names[v] for v in topo.arc_dst.tolist()]
-    return lambda q: (src[q[0]], *[dst[a] for a in q])
+    return lambda q: (src[q[0]], *map(dst.__getitem__, q))
 
 
 def _path_cg(p: Problem, label: str, price: Pricer, initial_prices: np.ndarray) -> MaxFlowResult:

@@ -19,7 +19,14 @@ struct Graph {
     // (deterministic: results never depend on hash order).
     std::vector<int32_t> out_offsets, out_arcs;
     std::vector<int32_t> in_offsets, in_arcs;
+    // The other end of each arc of out_arcs (its head) and of in_arcs (its tail), in the same
+    // CSR order: a search reads one array instead of two.
+    std::vector<int32_t> out_heads, in_tails;
     bool integer_weights = true;     // every weight is a whole number: compare exactly
+    // Every arc has the same weight (hop weights): breadth-first searches give the same
+    // distances as Dijkstra's, bit for bit (each level's distance is the previous one's plus
+    // that weight, whichever path reaches it).
+    bool uniform_weights = true;
 
     Graph() = default;
     Graph(int32_t n, std::vector<int32_t> src, std::vector<int32_t> dst, std::vector<double> weight);

@@ -128,21 +128,32 @@ void ecmp_ratios(const Graph& g, int32_t s, int32_t t, std::vector<int32_t>& arc
                  std::vector<double>& fractions);
 
 // Batch: the ratios of segment i (sources[i] -> targets[i]) are arcs/fractions
-// [offsets[i], offsets[i + 1]). Each distinct target's DAG is computed once.
+// [offsets[i], offsets[i + 1]). Each distinct target's distances are computed once, by a
+// search that stops when the farthest of that target's sources is settled (breadth-first for
+// uniform weights); distinct targets are shared among `threads` threads (see below).
 struct SegmentRatios {
     std::vector<int64_t> offsets;
     std::vector<int32_t> arcs;
     std::vector<double> fractions;
 };
 SegmentRatios segment_ratios(const Graph& g, const std::vector<int32_t>& sources,
-                             const std::vector<int32_t>& targets);
+                             const std::vector<int32_t>& targets, int32_t threads = 1);
+
+// All-pairs distances only, row-major n x n (d[a * n + b] = d(a, b), inf where unreachable):
+// one breadth-first search per source for uniform weights (each level's value is the same
+// sum whichever way it is reached), else one Dijkstra search backwards per destination (the
+// sums Routing makes), searches shared among `threads` threads. The same values as Routing's
+// matrix to the last bit, without its next-hop tables.
+std::vector<double> distance_matrix(const Graph& g, int32_t threads);
 
 // ------------------------------------------------------------------ all-pairs routing table
 // All-pairs IGP distances and the next-hop DAG of every destination (n Dijkstras). Independent of
 // prices, so the LP's pricing reuses it across iterations.
 class Routing {
 public:
-    explicit Routing(const Graph& g);
+    // Destinations, then sources, shared among `threads` threads (see thread_count); the
+    // tables do not depend on the count.
+    explicit Routing(const Graph& g, int32_t threads = 1);
 
     const Graph& graph() const { return g_; }
     int32_t n() const { return g_.n; }

@@ -1,0 +1,601 @@
+#!/usr/bin/env python
+"""tpcstudy's path operations side by side with rustworkx, python-igraph and networkx (issue 29).
+
+Every library gets the same graph (the pruned Zoo topology: same router ids, same links, the
+topology's IGP weights) and the same random ordered router pairs, and every output is checked
+across libraries for every pair before any time is reported: path sets equal as sets, link-
+disjoint path sets valid and of the same size, ECMP ratios within 1e-12, distances exactly
+equal. Repetitions are interleaved (each repetition runs every library once, in a rotated order)
+with the garbage collector off (a call below 50 ms is timed as the mean of a loop of calls that
+lasts about 50 ms); each cell is the median over repetitions, with the range, and
+the process CPU time beside the wall time (the CPU time counts every thread, so CPU > wall means
+threads were busy in parallel).
+
+Operations (one row each, per topology):
+
+- ``shortest_paths``: every equal-cost shortest path of a pair (tpcstudy's named API, router
+  names in and out; the peers by node id);
+- ``disjoint_paths``: link-disjoint paths of a pair, the paths themselves (tpcstudy
+  ``edge_disjoint_paths``; igraph: its max flow decomposed into paths in Python; networkx
+  ``edge_disjoint_paths``; rustworkx has no max flow);
+- ``disjoint_count``: how many link-disjoint paths (igraph ``edge_disjoint_paths``, networkx
+  ``edge_connectivity``); tpcstudy has no count-only call for one pair, so it returns the paths;
+- ``ecmp_ratios``: the ECMP split of one pair (tpcstudy's named API; the peers have no ECMP
+  split, so theirs is the recipe a user would write: the library's distances from the target,
+  then the even split over the next-hop DAG in Python, the same code for all three);
+- ``segment_ratios``: the same split for all pairs at once (tpcstudy's batch call; the recipe
+  once per distinct target);
+- ``distance_matrix``: all-pairs distances as a matrix, the first call (tpcstudy builds nothing
+  in advance; rustworkx ``graph_distance_matrix``, igraph ``distances``, networkx
+  ``all_pairs_shortest_path_length``; weighted variants when the weights are not all equal);
+- ``distances_from``: distances from one source to every router.
+
+With hop weights (every weight equal, as the Zoo's default rule gives) each peer runs its
+breadth-first variant where it has one: the strongest peer is the one to beat.
+
+    python benchmarks/peers.py                                 # Cogentco and Kdl, 2,000 pairs, 5 reps
+    python benchmarks/peers.py --topos Abilene --pairs 50 --reps 2 --out /tmp/peers
+
+Writes ``peers.json`` (every measurement, versions, the machine) and ``peers.md`` (the README's
+table) into ``--out``, and with ``--readme README.md`` the table into the README's block between
+its two ``benchmarks/peers.py`` markers; exits 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import heapq
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import tpcstudy
+from tpcstudy import paths as P
+
+LIBS = ("tpcstudy", "rustworkx", "igraph", "networkx")
+INF = math.inf
+#: ECMP ratios must agree this closely (the sums run in different orders).
+RATIO_TOL = 1e-12
+#: tpcstudy "tied" with a peer: at most this much slower (the issue's 10 %).
+TIE = 1.10
+
+
+# --------------------------------------------------------------------------- graphs
+class Graphs:
+    """The same topology in every library, node ids = tpcstudy router ids."""
+
+    def __init__(self, topo: tpcstudy.Topology, libs: Sequence[str]) -> None:
+        self.topo = topo
+        self.n = topo.num_nodes
+        u, v = topo.link_u.tolist(), topo.link_v.tolist()
+        w = topo.arc_weight[0::2].tolist()
+        if not np.array_equal(topo.arc_weight[0::2], topo.arc_weight[1::2]):
+            raise SystemExit(f"{topo.name}: asymmetric weights; the peers' graphs are undirected")
+        self.edges = list(zip(u, v, w))
+        self.unit = len(set(w)) <= 1
+        self.integer = all(float(x).is_integer() for x in w)
+        # Adjacency for the Python recipes: nbrs[u] = [(v, w), ...] in link order.
+        self.nbrs: List[List[Tuple[int, float]]] = [[] for _ in range(self.n)]
+        for a, b, c in self.edges:
+            self.nbrs[a].append((b, c))
+            self.nbrs[b].append((a, c))
+        self.rx = self.ig = self.nx = None
+        if "rustworkx" in libs:
+            import rustworkx as rx
+
+            self.rx = rx.PyGraph(multigraph=False)
+            self.rx.add_nodes_from(range(self.n))
+            self.rx.add_edges_from(self.edges)
+        if "igraph" in libs:
+            import igraph as ig
+
+            self.ig = ig.Graph(n=self.n, edges=[(a, b) for a, b, _ in self.edges])
+            self.ig_w = None if self.unit else [c for _, _, c in self.edges]
+        if "networkx" in libs:
+            import networkx as nx
+
+            self.nx = nx.Graph()
+            self.nx.add_nodes_from(range(self.n))
+            self.nx.add_weighted_edges_from(self.edges)
+
+
+# --------------------------------------------------------------------------- recipes
+def same_cost(g: Graphs, a: float, b: float) -> bool:
+    """tpcstudy's equal-cost rule (docs/method.md §3): exact for integer weights."""
+    if g.integer:
+        return a == b
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def ecmp_split(g: Graphs, dist: Sequence[float], s: int, t: int) -> Dict[Tuple[int, int], float]:
+    """ECMP split of one unit s -> t given the distances to t: each router of the shortest-path
+    DAG splits what it receives evenly among its next hops (nodes in decreasing distance to t,
+    ties by id, as tpcstudy does, so the sums run in the same order)."""
+    if s == t or dist[s] == INF:
+        return {}
+    nbrs, out = g.nbrs, {}
+    flow = {s: 1.0}
+    heap = [(-dist[s], s)]
+    exact = g.integer
+    while heap:
+        _, u = heapq.heappop(heap)
+        if u == t:
+            continue
+        du = dist[u]
+        if exact:
+            nh = [v for v, w in nbrs[u] if dist[v] < du and dist[v] + w == du]
+        else:
+            nh = [v for v, w in nbrs[u] if dist[v] < du and same_cost(g, du, w + dist[v])]
+        share = flow[u] / len(nh)
+        for v in nh:
+            out[(u, v)] = share
+            if v in flow:
+                flow[v] += share
+            else:
+                flow[v] = share
+                heapq.heappush(heap, (-dist[v], v))
+    return out
+
+
+def rx_dist(g: Graphs, source: int) -> List[float]:
+    """rustworkx distances from one source as a list (breadth-first layers for hop weights)."""
+    import rustworkx as rx
+
+    d = [INF] * g.n
+    if g.unit:
+        w = g.edges[0][2] if g.edges else 1.0
+        for i, layer in enumerate(rx.bfs_layers(g.rx, [source])):
+            for x in layer:
+                d[x] = i * w
+    else:
+        for x, v in rx.graph_dijkstra_shortest_path_lengths(g.rx, source, float).items():
+            d[x] = v
+        d[source] = 0.0
+    return d
+
+
+def ig_dist(g: Graphs, source: int) -> List[float]:
+    return g.ig.distances(source=source, weights=g.ig_w)[0]
+
+
+def nx_dist(g: Graphs, source: int) -> List[float]:
+    import networkx as nx
+
+    d = [INF] * g.n
+    if g.unit:
+        w = g.edges[0][2] if g.edges else 1.0
+        for x, h in nx.single_source_shortest_path_length(g.nx, source).items():
+            d[x] = h * w
+    else:
+        for x, v in nx.single_source_dijkstra_path_length(g.nx, source).items():
+            d[x] = v
+    return d
+
+
+DIST: Dict[str, Callable[[Graphs, int], Sequence[float]]] = {
+    "rustworkx": rx_dist, "igraph": ig_dist, "networkx": nx_dist}
+
+
+def ig_disjoint_paths(g: Graphs, s: int, t: int) -> List[List[int]]:
+    """igraph's maximum flow (unit capacities) decomposed into link-disjoint paths."""
+    if s == t:
+        return []
+    mf = g.ig.maxflow(s, t)
+    flow = mf.flow
+    out_arcs: Dict[int, List[int]] = defaultdict(list)
+    for (a, b, _), f in zip(g.edges, flow):
+        if f > 0.5:
+            out_arcs[a].append(b)
+        elif f < -0.5:
+            out_arcs[b].append(a)
+    paths = []
+    for _ in range(int(round(mf.value))):  # each walk from s reaches t (flow conservation)
+        path, u = [s], s
+        while u != t:
+            v = out_arcs[u].pop()
+            if v in path:  # a flow cycle (it may pass through s): drop it
+                del path[path.index(v) + 1:]
+            else:
+                path.append(v)
+            u = v
+        paths.append(path)
+    return paths
+
+
+# --------------------------------------------------------------------------- operations
+# Each operation: for every library, a function running it over the pairs (or sources) and
+# returning the outputs, and a check of one library's outputs against tpcstudy's.
+class Op:
+    def __init__(self, key: str, label: str, unit: str, per: str) -> None:
+        self.key, self.label, self.unit, self.per = key, label, unit, per
+
+
+OPS = [
+    Op("shortest_paths", "all equal-cost shortest paths", "us/pair", "pair"),
+    Op("disjoint_paths", "link-disjoint paths (the paths)", "us/pair", "pair"),
+    Op("disjoint_count", "link-disjoint paths (the count)", "us/pair", "pair"),
+    Op("ecmp_ratios", "ECMP split, one pair a call", "us/pair", "pair"),
+    Op("segment_ratios", "ECMP split, all pairs in one batch", "us/pair", "pair"),
+    Op("distance_matrix", "APSP matrix (first call)", "ms", "call"),
+    Op("distances_from", "distances from one source", "us/source", "source"),
+]
+
+
+def runners(g: Graphs, pairs: List[Tuple[int, int]], sources: List[int]
+            ) -> Dict[str, Dict[str, Callable[[], Any]]]:
+    """op -> lib -> a function doing the whole measured work and returning its outputs."""
+    topo = g.topo
+    names = topo.names
+    named = [(names[s], names[t]) for s, t in pairs]
+    S = np.array([s for s, _ in pairs], np.int32)
+    T = np.array([t for _, t in pairs], np.int32)
+    by_target: Dict[int, List[int]] = defaultdict(list)
+    for i, (_, t) in enumerate(pairs):
+        by_target[t].append(i)
+    r: Dict[str, Dict[str, Callable[[], Any]]] = {op.key: {} for op in OPS}
+
+    # tpcstudy
+    r["shortest_paths"]["tpcstudy"] = lambda: [tpcstudy.shortest_paths(topo, s, t) for s, t in named]
+    r["disjoint_paths"]["tpcstudy"] = lambda: [tpcstudy.edge_disjoint_paths(topo, s, t)
+                                               for s, t in named]
+    r["disjoint_count"]["tpcstudy"] = lambda: [len(tpcstudy.edge_disjoint_paths(topo, s, t))
+                                               for s, t in named]
+    r["ecmp_ratios"]["tpcstudy"] = lambda: [tpcstudy.ecmp_ratios(topo, s, t) for s, t in named]
+    r["segment_ratios"]["tpcstudy"] = lambda: P.segment_ratios(topo, S, T)
+    # The first call on this topology: a fresh Topology object sharing the compiled graph (the
+    # per-topology caches are keyed by the object), so nothing is reused from a previous call.
+    r["distance_matrix"]["tpcstudy"] = lambda: P.distance_matrix(copy.copy(topo))
+    r["distances_from"]["tpcstudy"] = lambda: [P.shortest_distances(topo, s) for s in sources]
+
+    def recipe_batch(dist: Callable[[Graphs, int], Sequence[float]]) -> List[Dict]:
+        out: List[Dict] = [{}] * len(pairs)
+        for t, idx in by_target.items():
+            d = dist(g, t)
+            for i in idx:
+                out[i] = ecmp_split(g, d, pairs[i][0], t)
+        return out
+
+    if g.rx is not None:
+        import rustworkx as rx
+
+        wf = None if g.unit else float
+        r["shortest_paths"]["rustworkx"] = lambda: [
+            rx.graph_all_shortest_paths(g.rx, s, t, weight_fn=wf) for s, t in pairs]
+        r["ecmp_ratios"]["rustworkx"] = lambda: [ecmp_split(g, rx_dist(g, t), s, t) for s, t in pairs]
+        r["segment_ratios"]["rustworkx"] = lambda: recipe_batch(rx_dist)
+        if g.unit and (not g.edges or g.edges[0][2] == 1.0):
+            r["distance_matrix"]["rustworkx"] = lambda: rx.graph_distance_matrix(g.rx, null_value=INF)
+        elif g.unit:  # hop counts times the one weight
+            r["distance_matrix"]["rustworkx"] = lambda: rx.graph_distance_matrix(
+                g.rx, null_value=INF) * g.edges[0][2]
+        else:
+            r["distance_matrix"]["rustworkx"] = lambda: rx.graph_floyd_warshall_numpy(g.rx, float)
+        r["distances_from"]["rustworkx"] = lambda: [rx_dist(g, s) for s in sources]
+    if g.ig is not None:
+        ig, w = g.ig, g.ig_w
+        r["shortest_paths"]["igraph"] = lambda: [ig.get_all_shortest_paths(s, to=t, weights=w)
+                                                 for s, t in pairs]
+        r["disjoint_paths"]["igraph"] = lambda: [ig_disjoint_paths(g, s, t) for s, t in pairs]
+        r["disjoint_count"]["igraph"] = lambda: [ig.edge_disjoint_paths(s, t) for s, t in pairs]
+        r["ecmp_ratios"]["igraph"] = lambda: [ecmp_split(g, ig_dist(g, t), s, t) for s, t in pairs]
+        r["segment_ratios"]["igraph"] = lambda: recipe_batch(ig_dist)
+        r["distance_matrix"]["igraph"] = lambda: ig.distances(weights=w)
+        r["distances_from"]["igraph"] = lambda: [ig_dist(g, s) for s in sources]
+    if g.nx is not None:
+        import networkx as nx
+
+        h, wn = g.nx, (None if g.unit else "weight")
+        r["shortest_paths"]["networkx"] = lambda: [list(nx.all_shortest_paths(h, s, t, weight=wn))
+                                                   for s, t in pairs]
+        r["disjoint_paths"]["networkx"] = lambda: [list(nx.edge_disjoint_paths(h, s, t))
+                                                   for s, t in pairs]
+        r["disjoint_count"]["networkx"] = lambda: [nx.edge_connectivity(h, s, t) for s, t in pairs]
+        r["ecmp_ratios"]["networkx"] = lambda: [ecmp_split(g, nx_dist(g, t), s, t) for s, t in pairs]
+        r["segment_ratios"]["networkx"] = lambda: recipe_batch(nx_dist)
+        if g.unit:
+            r["distance_matrix"]["networkx"] = lambda: dict(nx.all_pairs_shortest_path_length(h))
+        else:
+            r["distance_matrix"]["networkx"] = lambda: dict(nx.all_pairs_dijkstra_path_length(h))
+        r["distances_from"]["networkx"] = lambda: [nx_dist(g, s) for s in sources]
+    return r
+
+
+# --------------------------------------------------------------------------- checks
+def _ids(topo: tpcstudy.Topology, paths: List[List[str]]) -> List[List[int]]:
+    return [[topo.index_of(x) for x in p] for p in paths]
+
+
+def check_disjoint(g: Graphs, s: int, t: int, paths: List[List[int]]) -> Optional[str]:
+    """Valid link-disjoint s -> t paths on the graph's links? None, else what is wrong."""
+    links = {(min(a, b), max(a, b)) for a, b, _ in g.edges}
+    used = set()
+    for p in paths:
+        if not p or p[0] != s or p[-1] != t:
+            return f"path {p} does not run {s} -> {t}"
+        for a, b in zip(p[:-1], p[1:]):
+            key = (min(a, b), max(a, b))
+            if key not in links:
+                return f"path {p} uses {a}-{b}, not a link"
+            if key in used:
+                return f"link {a}-{b} used twice"
+            used.add(key)
+    return None
+
+
+def as_matrix(g: Graphs, lib: str, out: Any) -> np.ndarray:
+    if lib == "networkx":
+        d = np.full((g.n, g.n), INF)
+        w = g.edges[0][2] if g.unit and g.edges else 1.0
+        for a, row in out.items():
+            for b, v in row.items():
+                d[a, b] = v * w if g.unit else v
+        return d
+    return np.asarray(out, dtype=np.float64)
+
+
+def check(g: Graphs, op: str, lib: str, ref: Any, out: Any, pairs: List[Tuple[int, int]],
+          sources: List[int]) -> List[str]:
+    """Differences between ``lib``'s outputs and tpcstudy's (``ref``); [] when they agree."""
+    topo, bad = g.topo, []
+    arc = list(zip(topo.arc_src.tolist(), topo.arc_dst.tolist()))
+    if op == "shortest_paths":
+        for (s, t), a, b in zip(pairs, ref, out):
+            a_ids = sorted(map(tuple, _ids(topo, a)))
+            if len(a) >= 1000:
+                bad.append(f"{s}->{t}: tpcstudy hit its limit of 1000 paths")
+            if a_ids != sorted(map(tuple, b)):
+                bad.append(f"{s}->{t}: {len(a_ids)} vs {len(b)} paths or different ones")
+    elif op == "disjoint_paths":
+        for (s, t), a, b in zip(pairs, ref, out):
+            a_ids = _ids(topo, a)
+            for who, ps in (("tpcstudy", a_ids), (lib, b)):
+                why = check_disjoint(g, s, t, [list(p) for p in ps])
+                if why:
+                    bad.append(f"{s}->{t} {who}: {why}")
+            if len(a_ids) != len(b):
+                bad.append(f"{s}->{t}: {len(a_ids)} vs {len(b)} paths")
+    elif op == "disjoint_count":
+        for (s, t), a, b in zip(pairs, ref, out):
+            if a != int(b):
+                bad.append(f"{s}->{t}: {a} vs {b} paths")
+    elif op in ("ecmp_ratios", "segment_ratios"):
+        if op == "ecmp_ratios":
+            idx = {x: i for i, x in enumerate(topo.names)}
+            mine = [{(idx[u], idx[v]): f for (u, v), f in r.items()} for r in ref]
+        else:
+            off, arcs, fr = (x.tolist() for x in ref)
+            mine = [{arc[a]: f for a, f in zip(arcs[off[i]:off[i + 1]], fr[off[i]:off[i + 1]])}
+                    for i in range(len(pairs))]
+        for (s, t), a, b in zip(pairs, mine, out):
+            if a.keys() != b.keys():
+                bad.append(f"{s}->{t}: different arcs ({len(a)} vs {len(b)})")
+            elif a and max(abs(a[x] - b[x]) for x in a) > RATIO_TOL:
+                bad.append(f"{s}->{t}: ratios differ by {max(abs(a[x] - b[x]) for x in a):.2e}")
+    elif op == "distance_matrix":
+        if not np.array_equal(np.asarray(ref), as_matrix(g, lib, out)):
+            bad.append("matrices differ")
+    elif op == "distances_from":
+        for s, a, b in zip(sources, ref, out):
+            if not np.array_equal(np.asarray(a), np.asarray(b, dtype=np.float64)):
+                bad.append(f"from {s}: distances differ")
+    return bad
+
+
+# --------------------------------------------------------------------------- timing
+def timed(fn: Callable[[], Any], calls: int = 1) -> Tuple[float, float]:
+    """Wall and CPU seconds of one ``fn()``: the mean over ``calls`` back-to-back calls (a call
+    well under a millisecond is timed in a loop, as the pair operations are)."""
+    gc.collect()
+    gc.disable()
+    try:
+        c0, t0 = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            fn()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        gc.enable()
+    return wall / calls, cpu / calls
+
+
+def summary(xs: List[float], scale: float) -> Dict[str, float]:
+    return {"median": statistics.median(xs) * scale, "min": min(xs) * scale, "max": max(xs) * scale}
+
+
+def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Dict[str, Any]:
+    src = Path(args.zoo) / f"{name}.gml" if args.zoo else f"zoo/{name}"
+    topo = tpcstudy.prune(tpcstudy.read_topology(src))
+    g = Graphs(topo, libs)
+    rng = random.Random(args.seed)
+    n = topo.num_nodes
+    pairs = [tuple(rng.sample(range(n), 2)) for _ in range(args.pairs)]
+    sources = [s for s, _ in pairs]
+    run = runners(g, pairs, sources)  # type: ignore[arg-type]
+    tpcstudy.edge_disjoint_paths(topo, 0, 1)  # module and caches loaded before any timing
+    result: Dict[str, Any] = {"topology": name, "routers": n, "links": topo.num_links,
+                              "unit_weights": g.unit, "pairs": len(pairs), "ops": {}}
+    failed = False
+    for op in OPS:
+        fns = run[op.key]
+        if args.ops and op.key not in args.ops:
+            continue
+        items = 1 if op.per == "call" else len(pairs)
+        scale = 1e3 if op.unit == "ms" else 1e6 / items
+        order = [lib for lib in libs if lib in fns]
+        walls: Dict[str, List[float]] = {lib: [] for lib in order}
+        cpus: Dict[str, List[float]] = {lib: [] for lib in order}
+        outs: Dict[str, Any] = {}
+        calls: Dict[str, int] = {}
+        for lib in order:  # untimed runs: imports, first-call work, the outputs, the pace
+            outs[lib] = fns[lib]()
+            t0 = time.perf_counter()
+            fns[lib]()
+            # one timed block lasts about 50 ms or more: a lone call of 0.1-5 ms right after
+            # gc.collect() would mostly time cold caches and parked worker threads
+            calls[lib] = max(1, min(1000, round(args.block / max(time.perf_counter() - t0, 1e-7))))
+        checks: Dict[str, List[str]] = {}
+        for lib in order[1:]:
+            checks[lib] = check(g, op.key, lib, outs["tpcstudy"], outs[lib], pairs, sources)
+            failed |= bool(checks[lib])
+        for rep in range(args.reps):
+            k = rep % len(order)
+            for lib in order[k:] + order[:k]:  # interleaved, rotated
+                wall, cpu = timed(fns[lib], calls[lib])
+                walls[lib].append(wall)
+                cpus[lib].append(cpu)
+        row: Dict[str, Any] = {"label": op.label, "unit": op.unit, "items": items, "libs": {}}
+        for lib in order:
+            row["libs"][lib] = {"wall": summary(walls[lib], scale), "cpu": summary(cpus[lib], scale),
+                                "calls_per_timing": calls[lib],
+                                "check": "reference" if lib == "tpcstudy" else
+                                ("ok" if not checks[lib] else checks[lib][:5]),
+                                "check_failures": 0 if lib == "tpcstudy" else len(checks[lib])}
+        ours = row["libs"]["tpcstudy"]["wall"]["median"]
+        peers = {lib: row["libs"][lib]["wall"]["median"] for lib in order[1:]}
+        if peers:
+            best = min(peers, key=lambda x: peers[x])
+            row["strongest_peer"] = best
+            row["ratio"] = peers[best] / ours  # > 1: tpcstudy faster
+            row["verdict"] = ("ahead" if row["ratio"] >= 1.0 else
+                              "tied" if row["ratio"] * TIE >= 1.0 else "behind")
+        result["ops"][op.key] = row
+        line = "  ".join(f"{lib} {row['libs'][lib]['wall']['median']:.2f}" for lib in order)
+        bad = {lib: c for lib, c in checks.items() if c}
+        print(f"{name:9s} {op.key:16s} {op.unit:9s} {line}"
+              + (f"  -> {row['verdict']} ({row['ratio']:.2f}x vs {row['strongest_peer']})"
+                 if peers else "") + (f"  CHECK FAILED {bad}" if bad else ""), flush=True)
+    result["failed"] = failed
+    return result
+
+
+# --------------------------------------------------------------------------- report
+def fmt(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
+
+
+def markdown(results: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
+    topos = " / ".join(r["topology"] for r in results)
+    lines = [
+        f"`python benchmarks/peers.py` ({meta['pairs']} random ordered router pairs, the same for "
+        f"every library; {meta['reps']} interleaved repetitions, GC off; {meta['cpus']} CPUs; "
+        f"{', '.join(f'{k} {v}' for k, v in meta['versions'].items())}). Cells: median wall "
+        f"time, {topos}; peers: their time over tpcstudy's (higher: tpcstudy faster). Every "
+        f"output was checked against tpcstudy's for every pair.",
+        "",
+        "| operation | tpcstudy | rustworkx | igraph | networkx | strongest peer | tpcstudy vs it |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for op in OPS:
+        rows = [r["ops"].get(op.key) for r in results]
+        if not all(rows):
+            continue
+        cells = [" / ".join(fmt(row["libs"]["tpcstudy"]["wall"]["median"]) for row in rows)]
+        for lib in LIBS[1:]:
+            if all(lib in row["libs"] for row in rows):
+                ratios = [row["libs"][lib]["wall"]["median"] / row["libs"]["tpcstudy"]["wall"]["median"]
+                          for row in rows]
+                cells.append(" / ".join(f"{x:.2f}x" for x in ratios))
+            else:
+                cells.append("none")
+        best = " / ".join(row.get("strongest_peer", "-") for row in rows)
+        verdict = " / ".join(f"{row['verdict']} {row['ratio']:.2f}x" if "ratio" in row else "-"
+                             for row in rows)
+        lines.append(f"| {op.label}, {op.unit} | " + " | ".join(cells) + f" | {best} | {verdict} |")
+    cpu_rows = []
+    for op in OPS:
+        rows = [r["ops"].get(op.key) for r in results]
+        if not all(rows):
+            continue
+        cpu_rows.append(f"| {op.key} | " + " | ".join(
+            " / ".join(f"{fmt(row['libs'][lib]['wall']['min'])}-{fmt(row['libs'][lib]['wall']['max'])}"
+                       f" (cpu {fmt(row['libs'][lib]['cpu']['median'])})" for row in rows)
+            if all(lib in row["libs"] for row in rows) else "none" for lib in LIBS) + " |")
+    lines += ["", f"Range over repetitions and median CPU time ({topos}, same units):", "",
+              "| operation | " + " | ".join(LIBS) + " |", "|---" * (len(LIBS) + 1) + "|", *cpu_rows]
+    return "\n".join(lines) + "\n"
+
+
+README_BEGIN = "<!-- benchmarks/peers.py: begin -->"
+README_END = "<!-- benchmarks/peers.py: end -->"
+
+
+def write_readme(path: Path, md: str) -> None:
+    """Replace the lines between README_BEGIN and README_END in ``path`` with ``md``."""
+    text = path.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        raise SystemExit(f"{path}: no {README_BEGIN!r} ... {README_END!r} block to replace")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    path.write_text(f"{head}{README_BEGIN}\n{md}{README_END}{tail}")
+
+
+def versions(libs: Sequence[str]) -> Dict[str, str]:
+    out = {"tpcstudy": tpcstudy.__version__}
+    for lib, mod in (("rustworkx", "rustworkx"), ("igraph", "igraph"), ("networkx", "networkx")):
+        if lib in libs:
+            out[lib] = __import__(mod).__version__
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--zoo", default=None, help="a folder of Zoo GML files (default: the installed Zoo)")
+    ap.add_argument("--topos", nargs="+", default=["Cogentco", "Kdl"])
+    ap.add_argument("--pairs", type=int, default=2000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--block", type=float, default=0.05,
+                    help="seconds one timed block of back-to-back calls lasts at least")
+    ap.add_argument("--ops", nargs="*", default=None, help="only these operations")
+    ap.add_argument("--libs", nargs="+", default=list(LIBS[1:]), help="the peers to run")
+    ap.add_argument("--out", default="benchmarks/results", help="folder for peers.json and peers.md")
+    ap.add_argument("--readme", default=None,
+                    help="also write the table into this file, between the lines "
+                         f"{README_BEGIN!r} and {README_END!r}")
+    ap.add_argument("--from-json", default=None, metavar="PEERS_JSON",
+                    help="run nothing: write peers.md (and --readme) from an earlier peers.json")
+    args = ap.parse_args(argv)
+    if args.from_json:
+        data = json.loads(Path(args.from_json).read_text())
+        md = markdown(data["results"], data["meta"])
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "peers.md").write_text(md)
+        if args.readme:
+            write_readme(Path(args.readme), md)
+        print(md)
+        return 1 if data["failed"] else 0
+    libs = ["tpcstudy"] + [x for x in LIBS[1:] if x in args.libs]
+    results = [run_topology(name, args, libs) for name in args.topos]
+    meta = {"pairs": args.pairs, "reps": args.reps, "seed": args.seed, "cpus": P.available_cpus(),
+            "threads": P.default_threads(), "versions": versions(libs),
+            "python": sys.version.split()[0], "machine": platform.machine(),
+            "processor": platform.processor(), "rayon_threads": os.environ.get("RAYON_NUM_THREADS")}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    failed = any(r["failed"] for r in results)
+    (out / "peers.json").write_text(json.dumps({"meta": meta, "results": results, "failed": failed},
+                                               indent=1) + "\n")
+    md = markdown(results, meta)
+    (out / "peers.md").write_text(md)
+    if args.readme:
+        write_readme(Path(args.readme), md)
+    print(md)
+    if failed:
+        print("CHECK FAILED: outputs differ (see peers.json)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
