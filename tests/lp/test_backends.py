@@ -342,3 +342,15 @@ def test_ortools_isolated_when_highspy_loaded():
 
 if __name__ == "__main__":  # child process of the `battery` fixture (imports the installed package)
     print(json.dumps(_run_battery(sys.argv[1])))
+
+
+def test_highs_banner_goes_to_stderr_not_stdout():
+    """HiGHS prints its banner when the first model of a process is made, before any option
+    can silence it: on standard error, so tables and --json on standard output stay clean."""
+    code = ("from tpcstudy.lp.highs import HighsModel; HighsModel(); HighsModel(); "
+            "print('ok')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "ok\n"
+    assert p.stderr.count("Running HiGHS") <= 1

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
+import threading
 import time
 from typing import Any, Dict, Optional
 
@@ -13,6 +17,33 @@ from .base import INF, LPResult, ModelBase
 __all__ = ["HighsModel"]
 
 _SIMPLEX_STRATEGY = {"dual": 1, "primal": 4, "auto": 1}
+_BANNER = threading.Lock()
+_banner_done = False
+
+
+def _new_highs(highspy: Any) -> Any:
+    """A ``highspy.Highs()``; the first one of the process prints HiGHS's banner ("Running HiGHS
+    ...", before any option can be set) on the C library's standard output, which would mix it
+    into what tpcstudy prints there (tables, ``--json``): it goes to standard error instead."""
+    global _banner_done
+    with _BANNER:
+        if _banner_done:
+            return highspy.Highs()
+        _banner_done = True
+        try:
+            libc = ctypes.CDLL(None)
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, AttributeError, ValueError):  # no fd 1, no libc: let it print
+            return highspy.Highs()
+        try:
+            os.dup2(2, 1)
+            h = highspy.Highs()
+            libc.fflush(None)  # the banner is in C's stdio buffer: out now, to fd 2
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        return h
 
 
 class HighsModel(ModelBase):
@@ -45,7 +76,7 @@ class HighsModel(ModelBase):
         import highspy  # lazy: see the module docstring
 
         self._hs = highspy
-        h = highspy.Highs()
+        h = _new_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("simplex_strategy", _SIMPLEX_STRATEGY[simplex])
