@@ -9,7 +9,7 @@ Kdl pruned: 680 routers, 821 links (1,642 capacity rows), 477 edge routers. Case
   stop rule is the one of every run).
 
 "ours" is the default: the master LP holds at most ``SIFT_BATCH`` columns at first and takes the
-most negative ``SIFT_BATCH`` per round (tpcstudy/maxflow/colgen.py). The reference is the same
+most negative ``SIFT_BATCH`` per round (src/tpcstudy/maxflow/colgen.py). The reference is the same
 code with the whole master at once (every starting column in the first LP, every priced column
 entering), which is what every run did before sifting. Each measurement is its own process, so
 its peak RSS is its own; the values of both must agree to 1e-9 relative, or the script fails.

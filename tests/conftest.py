@@ -8,7 +8,6 @@ mirrored is skipped with a message saying how to get it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,6 @@ import pytest
 from tpcstudy.io import REPETITA, ZOO
 
 from helpers import installed_dataset, mirror_folder
-
-# Subprocesses started by the tests (``python -c``, ``python -m tpcstudy``) must import the
-# installed package, not the source folder of the current directory (which has no compiled core
-# in a non-editable install): Python 3.11+ then leaves the current directory off sys.path.
-os.environ["PYTHONSAFEPATH"] = "1"
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """The package's layering, read from the source (AST): every import between tpcstudy's units goes
 down the order stated in docs/architecture.md, and no module imports the public facade
-(``tpcstudy/__init__.py``) instead of the module that defines a name. A new edge that breaks the
+(``src/tpcstudy/__init__.py``) instead of the module that defines a name. A new edge that breaks the
 order fails here, so the layering sentence cannot go stale."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Dict, List, Set, Tuple
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "tpcstudy"
+ROOT = Path(__file__).resolve().parents[1] / "src" / "tpcstudy"
 
 #: Units in order: a unit may import only units of an earlier layer (docs/architecture.md).
 LAYERS: List[Tuple[str, ...]] = [
@@ -104,7 +104,7 @@ def test_imports_go_down_the_layers():
 
 def test_no_module_imports_the_facade():
     """``from .. import max_flow`` inside the package loads the whole library through
-    ``tpcstudy/__init__.py`` and hides the real dependency: import from the defining module
+    ``src/tpcstudy/__init__.py`` and hides the real dependency: import from the defining module
     (a subpackage by name is fine: ``from .. import plotting``)."""
     mods = _modules()
     bad: Set[str] = set()

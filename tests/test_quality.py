@@ -23,7 +23,7 @@ def _tool(name: str) -> str:
 
 
 def test_ruff_is_clean() -> None:
-    out = subprocess.run([_tool("ruff"), "check", "--no-cache", "tpcstudy", "tests", "scripts",
+    out = subprocess.run([_tool("ruff"), "check", "--no-cache", "src", "tests", "scripts",
                           "benchmarks"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]

@@ -4,35 +4,19 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import platform
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from .._version import __version__
+from .._version import __version__, source_commit
 from ..errors import UsageError
 from ..io import atomic_write_text
 
 __all__ = ["environment", "write_meta", "read_meta"]
 
 _VERSIONED = ("numpy", "networkx", "highspy", "tqdm", "scipy", "ortools", "pulp")
-
-
-def _git_state() -> Tuple[Optional[str], Optional[bool]]:
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                              text=True, timeout=10)
-        if head.returncode != 0:
-            return None, None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=here, capture_output=True, text=True, timeout=10)
-        return head.stdout.strip(), (bool(dirty.stdout.strip()) if dirty.returncode == 0 else None)
-    except (OSError, subprocess.SubprocessError):
-        return None, None
 
 
 def environment() -> Dict[str, Any]:
@@ -43,7 +27,7 @@ def environment() -> Dict[str, Any]:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             packages[name] = None
-    commit, dirty = _git_state()
+    commit, dirty = source_commit()
     return {
         "python": platform.python_version(),
         "tpcstudy": __version__,

@@ -17,7 +17,7 @@ import sys
 import threading
 from typing import Any, Optional, Sequence
 
-from .._version import __version__
+from .._version import version_line
 from ..errors import Terminated, TpcStudyError, UsageError
 
 __all__ = ["main", "build_parser", "VERBS"]
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tpcstudy",
         description="How much capacity does host-chosen Segment Routing unlock on real "
                     "topologies, and which paths should hosts be given?")
-    parser.add_argument("--version", action="version", version=f"tpcstudy {__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for verb in VERBS:

@@ -105,7 +105,7 @@ class Dataset:
     def _manifest_path(self, file: str) -> Path:
         pkg = Path(__file__).resolve().parents[1]
         for cand in (pkg / "data" / self.folder_name / file,  # installed wheel
-                     pkg.parent / "data" / self.folder_name / file):  # source checkout
+                     pkg.parents[1] / "data" / self.folder_name / file):  # checkout (src/)
             if cand.is_file():
                 return cand
         raise self.error(f"the {self.title} manifest (data/{self.folder_name}/{file}) is missing "
