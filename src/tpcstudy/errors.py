@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Union
 
-__all__ = ["TpcStudyError", "UsageError", "TopologyFormatError", "DataError", "ZooDataError",
-           "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError",
+__all__ = ["TpcStudyError", "UsageError", "InputFileError", "TopologyFormatError", "DataError",
+           "ZooDataError", "RepetitaDataError", "PlanError", "ExportError", "SolverError", "ClusterError",
            "EmulationError", "EmulationUnavailable", "Terminated", "HostAgentError"]
 
 
@@ -48,6 +48,12 @@ class TopologyFormatError(TpcStudyError, ValueError):
         self.what = what
         where = self.file if line is None else f"{self.file}:{line}"
         super().__init__(f"{where}: {what}")
+
+
+class InputFileError(TpcStudyError, ValueError):
+    """A file given as input that cannot be read as one: missing, unreadable, a symbolic link, a
+    FIFO or device, or larger than any valid file of its kind (exit 1, like every unreadable
+    file); the message names it."""
 
 
 class DataError(TpcStudyError):

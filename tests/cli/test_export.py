@@ -50,4 +50,6 @@ def test_cli_bpf_and_inspect(zoo_installed, tmp_path, capsys):
     assert main(["export", "--topo", "zoo/Abilene", "--out", str(tmp_path / "x"),
                  "--paths", "9"]) == 2
     assert "1 to 8 paths" in capsys.readouterr().err
-    assert main(["export", "--inspect", str(tmp_path / "nope.bin")]) == 2
+    # a file that cannot be read is a failure at run time (README: exit 1), not a usage error
+    assert main(["export", "--inspect", str(tmp_path / "nope.bin")]) == 1
+    assert "nope.bin: cannot read (No such file or directory)" in capsys.readouterr().err

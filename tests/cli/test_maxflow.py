@@ -57,7 +57,8 @@ def test_maxflow_cli_rows_and_facts(small_zoo, tmp_path, capsys):
     # another study into the same folder is refused with a clear message
     assert main(["maxflow", "--topo", str(small_zoo), "--heavy", "10", "--out", str(out),
                  "--no-progress"]) == 2
-    assert "different study" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "different study" in err and "(tpcstudy maxflow ... --overwrite)" in err
 
 
 def test_maxflow_cli_with_repetita_demands(repetita, tmp_path, capsys):

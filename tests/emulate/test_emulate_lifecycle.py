@@ -95,6 +95,16 @@ def test_require_names_what_is_missing(monkeypatch):
         checks.require()
 
 
+def test_the_kernel_is_named_against_the_readme():
+    assert checks.kernel_line("6.18.0-1-amd64").startswith("6.18.0-1-amd64 (ok: the emulator "
+                                                           "needs Linux >= 6.11")
+    old = checks.kernel_line("6.1.0-25-amd64")
+    assert "older than the README's" in old and ">= 6.11" in old and "probes" in old
+    assert "older" in checks.kernel_line("5.15.0") and "ok" not in checks.kernel_line("5.15.0")
+    assert "not understood" in checks.kernel_line("weird")
+    assert checks.kernel_line().startswith(os.uname().release)
+
+
 def test_a_broken_bpftool_is_not_the_kernels_fault(monkeypatch, tmp_path):
     fake = tmp_path / "bpftool"
     fake.write_text("#!/bin/sh\necho 'error while loading shared libraries: libbfd' >&2\nexit 127\n")

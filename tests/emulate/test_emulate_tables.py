@@ -13,7 +13,7 @@ import pytest
 
 from tpcstudy import path_table, prune, read_topology, write_paths
 from tpcstudy.emulate.experiments.verify import check_maps
-from tpcstudy.errors import UsageError
+from tpcstudy.errors import ExportError, InputFileError
 from tpcstudy.export.decode import inspect_file
 
 
@@ -67,20 +67,20 @@ def test_inspect_refuses_what_is_not_a_table_file(tmp_path):
     os.mkfifo(fifo)
     for path in ("/dev/zero", "/dev/urandom", str(fifo)):
         t0 = time.monotonic()
-        with pytest.raises(UsageError, match="not a regular file"):
+        with pytest.raises(InputFileError, match="not a regular file"):
             inspect_file(path)
         assert time.monotonic() - t0 < 1.0
     big = tmp_path / "big.batch"
     with open(big, "wb") as fh:
         fh.truncate((64 << 20) + 1)
-    with pytest.raises(UsageError, match="more than the"):
+    with pytest.raises(InputFileError, match="more than the"):
         inspect_file(big)
 
 
 def test_inspect_names_empty_files_and_repeated_keys(tmp_path, table):
     empty = tmp_path / "empty.bin"
     empty.write_bytes(b"")
-    with pytest.raises(UsageError, match="an empty file"):
+    with pytest.raises(ExportError, match="an empty file"):
         inspect_file(empty)
     src = sorted((table / "bpf-n_rto").glob("*.batch"))[0]
     lines = src.read_text().splitlines(keepends=True)

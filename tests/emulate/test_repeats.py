@@ -14,7 +14,7 @@ from tpcstudy.emulate.experiments import failover as F
 from tpcstudy.emulate.experiments import policies as W
 from tpcstudy.emulate.experiments import semper as SE
 from tpcstudy.emulate.experiments import twopaths as TP
-from tpcstudy.emulate.experiments.harness import Outcome
+from tpcstudy.emulate.experiments.harness import Outcome, caveats
 from tpcstudy.emulate.experiments.repeats import (
     Metric,
     draw_seed,
@@ -233,3 +233,21 @@ def test_mtu_shapes_links_and_queues():
     for bad in (1279, 9001):
         with pytest.raises(UsageError, match="--mtu"):
             network_spec(sc.topology, sc.plan, prefix="tpcx-", mtu=bad)
+
+
+def test_saturated_cpu_and_goodput_over_the_ceiling_are_warned():
+    exp = TP.TwoPaths(TP.TwoPathSettings(scenario="delay", policies=("random", "queue-max")))
+    rows = [{"scenario": "delay", "heavy": "", "seed": 0, "draw": 0, "policy": p,
+             "fct_median": 0.3, "fct_p90": 1, "fct_p99": 1, "on_idle": 0.5, "completed": 10,
+             "transfers": 10, "status": "ok", "cpu_busy": c, "data_share": d}
+            for p, c, d in (("random", 0.41, 0.97), ("queue-max", 0.89, 1.02))]
+    assert caveats(rows) == []  # 89 % busy and 1.02 (within window noise) pass
+    assert "warning" not in exp.report(Outcome(exp.kind, rows, None, *exp.summarize(rows)))
+    rows[1].update(cpu_busy="0.95", data_share="1.08")  # read back from a folder: strings
+    rows.append(dict(rows[0], policy="ecmp", cpu_busy=0.99, status="failed"))  # not counted
+    warn = caveats(rows)
+    assert len(warn) == 2
+    assert "90% or more busy in 1 of 2 measurements (up to 95%: scenario delay seed 0 draw 0 " \
+           "policy queue-max)" in warn[0] and "--link-mbps" in warn[0]
+    assert "data share up to 1.08" in warn[1] and "--seconds" in warn[1]
+    assert exp.report(Outcome(exp.kind, rows, None, *exp.summarize(rows))).endswith(warn[1])

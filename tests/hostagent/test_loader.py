@@ -10,6 +10,7 @@ import math
 import pytest
 
 from tpcstudy import UsageError
+from tpcstudy.errors import ExportError
 from tpcstudy.export.layout import WEIGHT_ONE, decode_value, encode_value, weight_fields
 from tpcstudy.export.table import PathRecord
 from tpcstudy.hostagent import loader
@@ -56,7 +57,7 @@ def test_table_source_names_what_is_wrong(tmp_path):
         loader.table_source(tmp_path, "Chicago")
     (d / "index.json").write_text(json.dumps({"variant": "n_rto", "sources": {
         "Seattle": {"batch": "../../etc/shadow"}}}))
-    with pytest.raises(UsageError, match="is not a file name inside bpf-n_rto"):
+    with pytest.raises(ExportError, match="is not a file name inside bpf-n_rto"):
         loader.table_source(tmp_path, "Seattle")
 
 

@@ -236,10 +236,16 @@ def test_results_csv_resume_and_jobs(tmp_path: Path) -> None:
     run3, _ = run_disjoint_study(str(topo_dir), tmp_path / "a", cfg, progress=False)
     assert (run3.skipped, run3.completed) == (3, 1)
     assert without_seconds(read_rows(tmp_path / "a" / "results.csv")) == without_seconds(before)
-    # a different study in the same folder is refused
-    with pytest.raises(UsageError):
+    # a different study in the same folder is refused, with the hint this verb can follow
+    with pytest.raises(UsageError, match=r"start over \(tpcstudy disjoint \.\.\. --overwrite\)"):
         run_disjoint_study(str(topo_dir), tmp_path / "a", DisjointConfig(ks=(1, 2)),
                            progress=False)
+    # ... and overwrite starts it over: only the new study's rows remain
+    run5, rows5 = run_disjoint_study(str(topo_dir), tmp_path / "a", DisjointConfig(ks=(1, 2)),
+                                     progress=False, overwrite=True)
+    assert (run5.skipped, run5.completed) == (0, 4)
+    assert {r["k"] for r in rows5 if r["method"] == "sps"} == {"1", "2"}
+    assert json.loads((tmp_path / "a" / "meta.json").read_text())["study"]["config"]["k"] == [1, 2]
 
     # jobs=2 gives the same results
     run4, _ = run_disjoint_study(str(topo_dir), tmp_path / "b", cfg, jobs=2, progress=False)

@@ -45,6 +45,9 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="results folder")
     p.add_argument("--paths-out", metavar="FILE",
                    help="also write every pair's paths as JSON lines (gzip if FILE ends .gz)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="discard the results in DIR (e.g. a study with other settings) and start "
+                        "over")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_disjoint)
 
@@ -61,7 +64,8 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = run_disjoint_study(args.topo, args.out, config, jobs=args.jobs,
                                        paths_out=args.paths_out,
-                                       progress=not args.no_progress, executor=executor)
+                                       progress=not args.no_progress, executor=executor,
+                                       overwrite=args.overwrite)
     print(format_summary(summarize(rows)))
     print("")
     if run.report():

@@ -191,34 +191,35 @@ def read_text(path: Path) -> str:
     try:
         return read_bounded(path, MAX_TABLE_FILE).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise ExportError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
 def read_json(path: Path) -> Any:
     try:
         return json.loads(read_text(path))
     except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+        raise ExportError(f"{path}: not JSON ({exc})") from None
 
 
 def read_index(d: Path) -> Tuple[str, Dict[str, Dict[str, str]]]:
     """``bpf-<variant>/index.json``: the variant and, per source router, its files (each a
-    plain file name inside ``d``); anything else is a :class:`UsageError` naming the file."""
+    plain file name inside ``d``); anything else is an :class:`~tpcstudy.errors.ExportError`
+    naming the file."""
     where = d / "index.json"
     doc = read_json(where)
     if not isinstance(doc, dict) or doc.get("variant") not in VARIANTS \
             or not isinstance(doc.get("sources"), dict):
-        raise UsageError(f"{where}: expected {{'variant': one of {', '.join(VARIANTS)}, "
+        raise ExportError(f"{where}: expected {{'variant': one of {', '.join(VARIANTS)}, "
                          f"'sources': {{router: {{'batch': FILE, ...}}}}}}")
     sources: Dict[str, Dict[str, str]] = {}
     for src, info in doc["sources"].items():
         if not isinstance(info, dict) or not isinstance(info.get("batch"), str):
-            raise UsageError(f"{where}: source {str(src)[:60]!r} has no 'batch' file name")
+            raise ExportError(f"{where}: source {str(src)[:60]!r} has no 'batch' file name")
         for k in ("batch", "binary"):
             name = info.get(k)
             if name is not None and (not isinstance(name, str) or not name or "/" in name
                                      or name in (".", "..") or "\0" in name):
-                raise UsageError(f"{where}: source {str(src)[:60]!r}: {k} {str(name)[:60]!r} "
+                raise ExportError(f"{where}: source {str(src)[:60]!r}: {k} {str(name)[:60]!r} "
                                  f"is not a file name inside {d.name}/")
         sources[str(src)] = {k: v for k, v in info.items() if k in ("batch", "binary")}
     return str(doc["variant"]), sources
@@ -226,10 +227,7 @@ def read_index(d: Path) -> Tuple[str, Dict[str, Dict[str, str]]]:
 
 def read_batch(path: Path) -> Tuple[Set[str], List[Tuple[bytes, bytes]]]:
     """A batch file's pin paths and records, strictly (every line a ``map update pinned``)."""
-    try:
-        head, recs = records_of_batch(read_text(path), str(path))
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
+    head, recs = records_of_batch(read_text(path), str(path))
     return set(head["map"].split(", ")), recs
 
 
@@ -244,11 +242,11 @@ def copy_batch(batch: Path, folder: Path, limit: int = 1024
         fh.write(read_bounded(batch, MAX_TABLE_FILE))
     pins, recs = read_batch(copy)
     if len(pins) != 1:
-        raise UsageError(f"{batch}: {len(pins)} pin paths, expected one")
+        raise ExportError(f"{batch}: {len(pins)} pin paths, expected one")
     if len(recs) > limit:
-        raise UsageError(f"{batch}: {len(recs)} entries, the agent's map holds {limit}")
+        raise ExportError(f"{batch}: {len(recs)} entries, the agent's map holds {limit}")
     keys = [k for k, _ in recs]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
-        raise UsageError(f"{batch}: key {dup.hex()} appears {keys.count(dup)} times")
+        raise ExportError(f"{batch}: key {dup.hex()} appears {keys.count(dup)} times")
     return copy, bpffs_pin(pins.pop(), str(batch)), recs

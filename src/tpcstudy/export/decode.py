@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
-from ..errors import ExportError, PlanError, UsageError
+from ..errors import ExportError, PlanError
 from ..io import read_bounded
 from .addressing import AddressPlan, read_plan
 from .bpf import BIN_MAGIC, MAX_TABLE_FILE, records_of_batch, records_of_binary
@@ -67,7 +67,7 @@ def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
     # a regular file of at most the largest valid map file (never /dev/zero, a FIFO, a link)
     data = read_bounded(p, MAX_TABLE_FILE)
     if not data:
-        raise UsageError(f"{p}: an empty file (neither a binary path file nor a batch file)")
+        raise ExportError(f"{p}: an empty file (neither a binary path file nor a batch file)")
     if data.startswith(BIN_MAGIC):
         head, recs = records_of_binary(data, str(p))
     else:

@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import HostAgentError, UsageError
+from ..errors import HostAgentError, InputFileError, UsageError
 from ..export import VARIANTS
 from ..export.bpf import copy_batch, read_index
 from ..export.layout import SLOT_SIZE, SLOTS_OFFSET
@@ -423,6 +423,8 @@ def read_saved(name: str) -> Install:
         raise UsageError(f"no agent {name!r} loaded here (loaded: {have})")
     try:
         doc = json.loads(read_bounded(path, 1 << 20).decode("utf-8"))
+    except InputFileError:
+        raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not an install record ({exc})") from None
     return Install.from_json(doc, str(path))

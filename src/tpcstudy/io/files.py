@@ -18,7 +18,7 @@ from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import InputFileError
 
 PathLike = Union[str, os.PathLike]
 
@@ -184,20 +184,21 @@ def _json_default(o: Any) -> Any:
 def read_bounded(path: PathLike, limit: int) -> bytes:
     """A regular file's bytes, at most ``limit``, not following a link and never blocking on a
     FIFO or a device: input that other people write, read as root. Anything else is a
-    :class:`UsageError` naming the file."""
+    :class:`~tpcstudy.errors.InputFileError` naming the file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UsageError(f"{path}: a symbolic link (refused: name the file itself)") from None
-        raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
+            raise InputFileError(f"{path}: a symbolic link (refused: name the file itself)"
+                                 ) from None
+        raise InputFileError(f"{path}: cannot read ({exc.strerror})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{path}: not a regular file")
+            raise InputFileError(f"{path}: not a regular file")
         if st.st_size > limit:
-            raise UsageError(f"{path}: {st.st_size} bytes, more than the {limit} any valid "
-                             f"file of its kind has")
+            raise InputFileError(f"{path}: {st.st_size} bytes, more than the {limit} any "
+                                 f"valid file of its kind has")
         chunks = []
         left = limit + 1
         while left > 0:
@@ -208,7 +209,8 @@ def read_bounded(path: PathLike, limit: int) -> bytes:
             left -= len(b)
         data = b"".join(chunks)
         if len(data) > limit:
-            raise UsageError(f"{path}: more than the {limit} bytes any valid file of its kind has")
+            raise InputFileError(f"{path}: more than the {limit} bytes any valid file of its "
+                                 "kind has")
         return data
     finally:
         os.close(fd)

@@ -68,7 +68,7 @@ from . import paper
 from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
 from .provenance import write_meta
-from .store import ERROR, STATUS, ResultStore, cell_number, folder_lock, read_results
+from .store import ERROR, STATUS, ResultStore, cell_number, discard_results, folder_lock, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
@@ -277,7 +277,7 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
                        config: DisjointConfig, *, jobs: int = 1,
                        paths_out: Optional[Union[str, "os.PathLike[str]"]] = None,
                        progress: Union[bool, str] = True,
-                       executor: Optional[TaskExecutor] = None
+                       executor: Optional[TaskExecutor] = None, overwrite: bool = False
                        ) -> Tuple[RunSummary, List[Dict[str, str]]]:
     """Run (or resume) the study over every topology ``topo_spec`` names.
 
@@ -299,6 +299,8 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
         :mod:`tpcstudy.study.executors`;
         with ``paths_out`` on a remote Dask cluster, ``out_dir`` must be on a file system the
         workers share, else the client computes the missing path files again at the end).
+    overwrite
+        Discard the results already in ``out_dir`` (e.g. a study with other settings) first.
 
     Returns
     -------
@@ -306,15 +308,18 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
     """
     out = Path(out_dir)
     files = topology_files(topo_spec)
-    with folder_lock(out):  # one writer per folder
-        return _run_locked(out, files, topo_spec, config, jobs, paths_out, progress, executor)
+    with folder_lock(out):  # one writer per folder, --overwrite included
+        if overwrite:
+            discard_results(out, "paths")
+        return _run_locked(out, files, topo_spec, config, jobs, paths_out, progress, executor,
+                           overwrite)
 
 
 def _run_locked(out: Path, files: Sequence[Path], topo_spec: Spec, config: DisjointConfig,
                 jobs: int, paths_out: Optional[Union[str, "os.PathLike[str]"]],
-                progress: Union[bool, str], executor: Optional[TaskExecutor]
+                progress: Union[bool, str], executor: Optional[TaskExecutor], overwrite: bool
                 ) -> Tuple[RunSummary, List[Dict[str, str]]]:
-    write_meta(out, config.meta(spec_text(topo_spec)), kind="disjoint")
+    write_meta(out, config.meta(spec_text(topo_spec)), kind="disjoint", overwrite=overwrite)
     paths_dir = str(out / "paths") if paths_out is not None else None
     if paths_dir is not None:
         remove_dead_temporaries(paths_dir)  # what a killed run left half-written

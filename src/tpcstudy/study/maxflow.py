@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -39,7 +38,7 @@ from ..topology import prune
 from . import paper
 from .executors import TaskExecutor
 from .provenance import write_meta
-from .store import ResultStore, cell_number, folder_lock, read_results
+from .store import ResultStore, cell_number, discard_results, folder_lock, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
@@ -332,8 +331,7 @@ def run_maxflow_study(topo_spec: Spec, out_dir: Union[str, Path], config: Maxflo
     out = Path(out_dir)
     with folder_lock(out):  # one writer per folder, --overwrite included
         if overwrite:  # a fresh study in an old folder: drop the old results first
-            shutil.rmtree(out / "parts", ignore_errors=True)
-            (out / "results.csv").unlink(missing_ok=True)
+            discard_results(out)
         write_meta(out, config.meta(spec_text(topo_spec)), kind="maxflow",
                    seeds=list(config.seeds), solver=config.solver, overwrite=overwrite)
         # largest files first: the big topologies start early and the workers stay busy

@@ -44,6 +44,13 @@ def _normalise(obj: Any) -> Any:
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
 
+def _rerun(kind: Optional[str]) -> str:
+    """The command whose ``--overwrite`` starts a folder of this kind over."""
+    if kind in ("maxflow", "disjoint"):
+        return f"tpcstudy {kind} ..."
+    return "tpcstudy emulate ..." if kind else "the same command with"
+
+
 def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
                kind: Optional[str] = None, seeds: Optional[Sequence[int]] = None,
                solver: Optional[str] = None, overwrite: bool = False) -> Dict[str, Any]:
@@ -99,7 +106,8 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
                            if (a.get("config") or {}).get(k) != b["config"].get(k)}
                           | {k for k in ("kind", "seeds", "solver") if a.get(k) != b[k]})
             raise UsageError(f"{path} holds a different study (differs in: {', '.join(diff)}); "
-                             "use another output folder, or start over (maxflow --overwrite)")
+                             f"use another output folder, or start over ({_rerun(study['kind'])} "
+                             "--overwrite)")
         runs = list(old.get("runs") or [])
         started = old.get("started") or now
     runs.append({"started": now, **{k: env[k] for k in ("tpcstudy", "git_commit", "git_dirty")}})

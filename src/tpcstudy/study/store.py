@@ -35,8 +35,8 @@ from ..errors import UsageError
 from ..io import atomic_write_text, csv_cell, remove_dead_temporaries
 from .provenance import read_meta, write_meta
 
-__all__ = ["ResultStore", "read_results", "Results", "load_results", "cell_number", "KINDS",
-           "STATUS", "ERROR", "FAILED", "folder_lock", "open_store"]
+__all__ = ["ResultStore", "read_results", "discard_results", "Results", "load_results",
+           "cell_number", "KINDS", "STATUS", "ERROR", "FAILED", "folder_lock", "open_store"]
 
 _INPUT = "# input: "
 
@@ -503,6 +503,14 @@ def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
     return Results(rows, kind, meta, source=str(source))
 
 
+def discard_results(out: Path, *extra: str) -> None:
+    """``--overwrite``: drop a folder's results (``parts/``, ``results.csv`` and the study's
+    ``extra`` subfolders) before a fresh study; ``meta.json`` is rewritten by the caller."""
+    for name in ("parts", *extra):
+        shutil.rmtree(out / name, ignore_errors=True)
+    (out / "results.csv").unlink(missing_ok=True)
+
+
 def open_store(out: Optional[str], config: Dict[str, Any], *, kind: str, columns: Sequence[str],
                 key: Sequence[str], seeds: Optional[Sequence[int]], overwrite: bool,
                 solver: Optional[str] = None) -> Optional[ResultStore]:
@@ -512,7 +520,6 @@ def open_store(out: Optional[str], config: Dict[str, Any], *, kind: str, columns
         return None
     outp = Path(out)
     if overwrite:
-        shutil.rmtree(outp / "parts", ignore_errors=True)
-        (outp / "results.csv").unlink(missing_ok=True)
+        discard_results(outp)
     write_meta(outp, config, kind=kind, seeds=seeds, solver=solver, overwrite=overwrite)
     return ResultStore(outp, list(columns), list(key))

@@ -58,6 +58,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     width = max(len(k) for k in res)
     for k, v in res.items():
         print(f"{k:>{width}}: {v}")
+    print(f"{'kernel':>{width}}: {checks.kernel_line()}")
     for k, version in checks.tool_versions().items():
         print(f"{k:>{width}}: {version or 'not installed'}")
     need = [k for k, v in res.items() if v != checks.OK and "not required" not in k]

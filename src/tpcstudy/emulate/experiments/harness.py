@@ -52,7 +52,7 @@ from .repeats import (
 
 __all__ = ["Experiment", "Unit", "Outcome", "NetworkSettings", "run_experiment", "Row", "Log",
            "topology_units", "pair_tasks", "read_plan_file", "PAIRS_RULE", "check_heavy",
-           "num", "MAX_REPEAT"]
+           "num", "MAX_REPEAT", "caveats"]
 
 Row = Dict[str, Any]
 Log = Callable[[str], None]
@@ -71,6 +71,40 @@ def num(x: Any) -> float:
         return float(x)
     except (TypeError, ValueError):
         return math.nan
+
+
+#: A measurement with the CPUs this busy may be limited by the machine, not by the network.
+CPU_WARN = 0.9
+#: Goodput above the payload ceiling by more than this is window-edge noise, not data.
+OVER_CEILING = 1.02
+
+
+def caveats(rows: Sequence[Row]) -> List[str]:
+    """Warnings about the measurements themselves: a saturated machine (``cpu_busy`` >=
+    :data:`CPU_WARN`) and a data share above the payload ceiling (a window too short for the
+    bytes in flight at its edges to average out)."""
+    def where(r: Row) -> str:
+        return " ".join(f"{c} {r[c]}" for c in ("scenario", "heavy", "seed", "draw", "model",
+                                                "policy", "strategy")
+                        if str(r.get(c, "")) not in ("", "nan", "None"))
+
+    out: List[str] = []
+    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    busy = [r for r in ok if num(r.get("cpu_busy")) >= CPU_WARN]
+    if busy:
+        worst = max(busy, key=lambda r: num(r.get("cpu_busy")))
+        out.append(f"warning: the CPUs were {CPU_WARN:.0%} or more busy in {len(busy)} of "
+                   f"{len(ok)} measurements (up to {num(worst.get('cpu_busy')):.0%}: "
+                   f"{where(worst)}): the machine, not the network, may be what limits them; "
+                   "lower --link-mbps or keep other work off the machine")
+    over = [r for r in ok if num(r.get("data_share")) > OVER_CEILING]
+    if over:
+        worst = max(over, key=lambda r: num(r.get("data_share")))
+        out.append(f"warning: goodput above the payload ceiling in {len(over)} of {len(ok)} "
+                   f"measurements (data share up to {num(worst.get('data_share')):.2f}: "
+                   f"{where(worst)}): the window is too short for the bytes in flight at its "
+                   "edges to average out; measure longer (--seconds)")
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,12 +231,13 @@ class Experiment:
         (and which arms differ) for several."""
         draws = {str(r.get("draw", 0)) for r in outcome.rows}
         if len(draws) <= 1 or not outcome.summary:
-            return self.table(outcome.rows)
-        text = format_summary(outcome.summary, self.by(), self.metrics)
-        if outcome.verdicts:
-            ctx = [c for c in self.by() if c != self.arm]
-            text += "\n" + format_verdicts(outcome.verdicts, self.compared(), ctx)
-        return text
+            text = self.table(outcome.rows)
+        else:
+            text = format_summary(outcome.summary, self.by(), self.metrics)
+            if outcome.verdicts:
+                ctx = [c for c in self.by() if c != self.arm]
+                text += "\n" + format_verdicts(outcome.verdicts, self.compared(), ctx)
+        return "\n".join([text, *caveats(outcome.rows)])
 
 
 def _with_draw(task: Task, draw: int) -> Task:

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from ...errors import EmulationError, ExportError, HostAgentError, PlanError, UsageError
+from ...errors import EmulationError, HostAgentError, PlanError, UsageError
 from ...export import KEY_SIZE, VARIANTS, decode_value
 from ...export.addressing import AddressPlan, read_plan
 from ...export.bpf import (
@@ -439,11 +439,8 @@ def check_maps(table: Path, *, log: Any = None) -> List[Dict[str, Any]]:
                 row["entries"] = len(expected)
                 if info.get("binary"):
                     binf = d / info["binary"]
-                    try:
-                        binrecs = records_of_binary(read_bounded(binf, MAX_TABLE_FILE),
-                                                    str(binf))[1]
-                    except ExportError as exc:
-                        raise UsageError(str(exc)) from None
+                    binrecs = records_of_binary(read_bounded(binf, MAX_TABLE_FILE),
+                                                str(binf))[1]
                     if dict(binrecs) != expected:
                         row["error"] = f"{binf.name} differs from {batch.name}"
                 row["loaded"] = True

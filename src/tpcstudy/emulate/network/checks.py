@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...errors import EmulationError, EmulationUnavailable, HostAgentError
 from ...hostagent.bpffs import run_private
@@ -26,7 +27,7 @@ from .kernel import TCP_CONGESTION
 from .lifecycle import new_prefix, remove_record, write_record
 from .spec import HASH_FIELDS, HASH_POLICY, namespace_sysctls
 
-__all__ = ["check_system", "require", "tool_versions", "system_info", "OK"]
+__all__ = ["check_system", "require", "tool_versions", "system_info", "kernel_line", "OK"]
 
 OK = "ok"
 CAP_NET_ADMIN = 12
@@ -56,6 +57,31 @@ def has_privileges() -> bool:
     capabilities dropped) cannot build the network either."""
     caps = _caps()
     return bool(caps >> CAP_NET_ADMIN & 1 and caps >> CAP_SYS_ADMIN & 1)
+
+
+#: The kernel the README names: the per-namespace ECMP hash seed (6.11) for the emulator, the
+#: BPF host agent's helpers and program types (6.1).
+KERNEL_EMULATOR = (6, 11)
+KERNEL_HOSTAGENT = (6, 1)
+
+
+def _release_version(release: str) -> Optional[Tuple[int, int]]:
+    m = re.match(r"(\d+)\.(\d+)", release)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def kernel_line(release: Optional[str] = None) -> str:
+    """This kernel's release against the README's requirements (informative: a distribution
+    kernel may carry the features earlier, and the probes decide)."""
+    release = release if release is not None else os.uname().release
+    v = _release_version(release)
+    need = (f"the emulator needs Linux >= {KERNEL_EMULATOR[0]}.{KERNEL_EMULATOR[1]}, the BPF "
+            f"host agent >= {KERNEL_HOSTAGENT[0]}.{KERNEL_HOSTAGENT[1]}")
+    if v is None:
+        return f"{release} (version not understood; {need}: the probes decide)"
+    if v >= KERNEL_EMULATOR:
+        return f"{release} (ok: {need})"
+    return f"{release} (older than the README's: {need}; the probes above decide)"
 
 
 def tool_versions() -> Dict[str, Optional[str]]:

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from ...errors import EmulationError, Terminated, UsageError
+from ...errors import EmulationError, InputFileError, Terminated, UsageError
 from ...io import atomic_write_text
 from ...linux import CGROUP_ROOT
 from . import kernel as _ns
@@ -170,7 +170,7 @@ def scan_records(where: Optional[Path] = None) -> List[RunRecord]:
         try:
             rec = json.loads(read_bounded(p, RECORD_LIMIT).decode("utf-8"))
             problem = _judge(rec, p)
-        except UsageError as exc:
+        except (UsageError, InputFileError) as exc:
             rec, problem = {}, str(exc)
         except (ValueError, UnicodeDecodeError) as exc:
             rec, problem = {}, f"not JSON ({str(exc)[:80]})"
