@@ -16,6 +16,7 @@ from tpcstudy.emulate.experiments import semper as SE
 from tpcstudy.emulate.experiments import twopaths as TP
 from tpcstudy.emulate.experiments.harness import Outcome, caveats
 from tpcstudy.emulate.experiments.repeats import (
+    SHARE,
     Metric,
     draw_seed,
     format_summary,
@@ -251,3 +252,15 @@ def test_saturated_cpu_and_goodput_over_the_ceiling_are_warned():
            "policy queue-max)" in warn[0] and "--link-mbps" in warn[0]
     assert "data share up to 1.08" in warn[1] and "--seconds" in warn[1]
     assert exp.report(Outcome(exp.kind, rows, None, *exp.summarize(rows))).endswith(warn[1])
+
+
+def test_a_shares_interval_stays_inside_its_bounds():
+    # CPU busy 0.05, 0.05, 0.20 over 3 draws: the t interval reaches below 0 (hand: mean 0.1,
+    # s = 0.0866, t(0.975, 2) = 4.303, half-width 0.215) and is cut to [0, 0.315]
+    cpu = Metric("cpu_busy", bounds=SHARE)
+    v, lo, hi = cpu.interval([0.05, 0.05, 0.20])
+    raw = Metric("cpu_busy").interval([0.05, 0.05, 0.20])
+    assert v == pytest.approx(0.1) and raw[1] == pytest.approx(0.1 - 0.21517, abs=1e-4)
+    assert (lo, hi) == (0.0, pytest.approx(raw[2]))
+    assert Metric("j", bounds=SHARE).interval([0.99, 0.999, 0.9])[2] == 1.0
+    assert math.isnan(cpu.interval([0.3])[1])  # one draw: no interval, not a bound

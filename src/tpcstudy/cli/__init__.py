@@ -23,7 +23,8 @@ from ..errors import Terminated, TpcStudyError, UsageError
 __all__ = ["main", "build_parser", "VERBS"]
 
 #: The verb modules of this package, in help order.
-VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot", "emulate", "agent")
+VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot", "show", "emulate",
+         "agent")
 
 
 def build_parser() -> argparse.ArgumentParser:

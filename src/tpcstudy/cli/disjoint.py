@@ -14,10 +14,13 @@ from ..study.executors import executor_scope
 from ..study.store import ERROR, STATUS
 from .options import (
     add_executor_options,
+    add_output_options,
     add_topology_options,
     apply_mirror,
     checked_jobs,
+    next_steps,
     parse_k_list,
+    print_study_json,
 )
 
 
@@ -48,7 +51,7 @@ def register(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="discard the results in DIR (e.g. a study with other settings) and start "
                         "over")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_output_options(p)
     p.set_defaults(func=cmd_disjoint)
 
 
@@ -66,13 +69,19 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
                                        paths_out=args.paths_out,
                                        progress=not args.no_progress, executor=executor,
                                        overwrite=args.overwrite)
-    print(format_summary(summarize(rows)))
-    print("")
+    if args.json:
+        print_study_json(args.out)
+    else:
+        print(format_summary(summarize(rows)))
+        print("")
     if run.report():
         print(run.report(), file=sys.stderr)
+    info = sys.stderr if args.json else sys.stdout
     print(f"{run.total} tasks: {run.skipped} reused from an earlier run, {run.completed} run "
           f"({len(run.failed)} failed) in {time.perf_counter() - t0:.1f} s; results in "
-          f"{run.results}" + (f"; paths in {args.paths_out}" if args.paths_out else ""))
+          f"{run.results}" + (f"; paths in {args.paths_out}" if args.paths_out else ""),
+          file=info)
+    print(next_steps(args.out), file=info)
     for r in rows:
         if r.get(STATUS) == "failed":
             print(f"tpcstudy: error: {r['topology']}: {r.get(ERROR, '').splitlines()[0]}",

@@ -21,11 +21,14 @@ from ..study.executors import executor_scope
 from ..study.maxflow import MaxflowConfig, format_summary, run_maxflow_study, summarize
 from .options import (
     add_executor_options,
+    add_output_options,
     add_topology_options,
     apply_mirror,
     checked_jobs,
+    next_steps,
     parse_k_list,
     parse_list,
+    print_study_json,
 )
 
 
@@ -60,7 +63,7 @@ def register(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="discard the results in DIR (e.g. a study with other settings) and start "
                         "over")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_output_options(p)
     p.set_defaults(func=cmd_maxflow)
 
 
@@ -83,14 +86,19 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         run, rows = run_maxflow_study(args.topo, args.out, config, jobs=args.jobs,
                                       progress=not args.no_progress, executor=executor,
                                       overwrite=args.overwrite)
-    print(format_summary(summarize(rows)))
+    if args.json:
+        print_study_json(args.out)
+    else:
+        print(format_summary(summarize(rows)))
     failed = [r for r in rows if r.get("status") == "failed"]
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
     if run.report():
         print(run.report(), file=sys.stderr)
+    info = sys.stderr if args.json else sys.stdout
     print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
           f"{len(skipped)} topologies skipped (< 2 edge routers), {len(failed)} failed rows; "
-          f"{time.perf_counter() - t0:.1f} s; results in {run.results}")
+          f"{time.perf_counter() - t0:.1f} s; results in {run.results}", file=info)
+    print(next_steps(args.out), file=info)
     for r in failed[:10]:
         sub = f" subflows {r['subflows']}" if r.get("subflows") else ""
         print(f"  failed: {r['topology']} heavy {r['heavy']} seed {r['seed']} {r['model']} "

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shlex
 import sys
 from typing import Any, Callable, Iterable, List, Optional, Tuple, TypeVar
 
@@ -15,10 +17,12 @@ from ..io.specs import data_spec
 from ..paths import MAX_K
 from ..rules import CAPACITY_RULES, WEIGHT_RULES
 from ..study.executors import EXECUTORS
+from ..study.store import load_results
+from ..study.summary import summary_data
 
 __all__ = ["add_topology_options", "apply_mirror", "add_executor_options", "checked_jobs",
            "parse_list",
-           "parse_k_list", "progress"]
+           "parse_k_list", "progress", "add_output_options", "print_study_json", "next_steps"]
 
 T = TypeVar("T")
 
@@ -127,3 +131,23 @@ def progress(iterable: Iterable[T], total: Optional[int], desc: str, enabled: bo
         return iterable
     return tqdm(iterable, total=total, desc=desc, unit="topo", file=sys.stderr, leave=False,
                 disable=None)
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    """``--json`` and ``--no-progress`` of a study verb."""
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object (as 'tpcstudy show DIR --json'); "
+                        "the run's counts go to standard error")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def print_study_json(out: str, k: Optional[int] = None) -> None:
+    """The finished study in ``out`` as ``tpcstudy show --json`` prints it."""
+    print(json.dumps(summary_data(load_results(out), k=k)))
+
+
+def next_steps(out: str) -> str:
+    """What a user does after a study: its figures, its summary again."""
+    q = shlex.quote(str(out))
+    return (f"next: tpcstudy plot {q} --out figures   (the figures); "
+            f"tpcstudy show {q}   (this summary again)")

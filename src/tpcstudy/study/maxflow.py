@@ -495,12 +495,19 @@ def subflows_to_reach(summary: Sequence[Mapping[str, Any]], share: float = 90.0,
     return out
 
 
-def _paper_value(s: Mapping[str, Any]) -> str:
+def paper_median(s: Mapping[str, Any]) -> Tuple[Optional[float], bool]:
+    """The paper's median for a :func:`summarize` entry and whether it is approximate (sr over
+    multipath is read off the figure); ``(None, False)`` where the paper has none."""
     if s["model"] != "sr" or s["over"] not in ("ecmp", "multipath") or \
             s["heavy"] not in paper.MAXFLOW_MEDIANS:
-        return ""
-    base = paper.MAXFLOW_MEDIANS[s["heavy"]]
-    return f"{base:.0f}" if s["over"] == "ecmp" else f"~{base - paper.MULTIPATH_GAP:.0f}"
+        return None, False
+    base = float(paper.MAXFLOW_MEDIANS[s["heavy"]])
+    return (base, False) if s["over"] == "ecmp" else (base - paper.MULTIPATH_GAP, True)
+
+
+def _paper_value(s: Mapping[str, Any]) -> str:
+    value, approx = paper_median(s)
+    return "" if value is None else f"{'~' if approx else ''}{value:.0f}"
 
 
 def format_summary(summary: Sequence[Mapping[str, Any]]) -> str:

@@ -4,12 +4,13 @@ are summarised by their experiments (:func:`tpcstudy.emulate.experiments.summary
 
 from __future__ import annotations
 
-from typing import Optional
+import math
+from typing import Any, Dict, Optional
 
 from . import disjoint, maxflow, stats
-from .store import Results
+from .store import STATUS, Results
 
-__all__ = ["summary_line"]
+__all__ = ["summary_line", "summary_text", "summary_data", "plain"]
 
 
 def summary_line(results: Results, *, k: Optional[int] = None) -> str:
@@ -20,3 +21,54 @@ def summary_line(results: Results, *, k: Optional[int] = None) -> str:
     if results.kind == "disjoint":
         return disjoint.summary_line(results)
     return stats.summary_line(results)
+
+
+def summary_text(results: Results) -> str:
+    """The summary the study's command printed when it finished (``tpcstudy show``)."""
+    if results.kind == "maxflow":
+        return maxflow.format_summary(maxflow.summarize(results))
+    if results.kind == "disjoint":
+        return disjoint.format_summary(disjoint.summarize(results))
+    return stats.format_summary(stats.summarize(results))
+
+
+def summary_data(results: Results, *, k: Optional[int] = None) -> Dict[str, Any]:
+    """The summary as data (``--json``): kind, folder, provenance, row counts, the one-line
+    summary and the kind's full summary (for a max-flow study each series with the paper's
+    median beside it)."""
+    out: Dict[str, Any] = {
+        "kind": results.kind, "source": results.source,
+        "git_commit": results.meta.get("git_commit"), "tpcstudy": results.meta.get("tpcstudy"),
+        "started": results.meta.get("started"), "config": results.config,
+        "rows": len(results),
+        "failed_rows": sum(1 for r in results if r.get(STATUS) == "failed"),
+        "summary_line": summary_line(results, k=k)}
+    if results.kind == "maxflow":
+        series = []
+        for s in maxflow.summarize(results):
+            value, approx = maxflow.paper_median(s)
+            series.append({**s, "paper_median": value, "paper_approximate": approx})
+        out["summary"] = series
+    elif results.kind == "disjoint":
+        out["summary"] = disjoint.summarize(results)
+    else:
+        out["summary"] = stats.summarize(results)
+    return plain(out)
+
+
+def plain(obj: Any) -> Any:
+    """``obj`` with what JSON cannot hold made explicit: NaN -> ``None``, infinities ->
+    ``"inf"`` / ``"-inf"`` (an unfinished transfer's time), tuples -> lists, numpy scalars ->
+    numbers."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalar
+        obj = obj.item()
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return None
+        if math.isinf(obj):
+            return "inf" if obj > 0 else "-inf"
+    return obj

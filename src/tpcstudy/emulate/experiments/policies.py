@@ -68,7 +68,7 @@ from .harness import (
     read_plan_file,
     topology_units,
 )
-from .repeats import Metric, draw_seed
+from .repeats import SHARE, Metric, draw_seed
 
 __all__ = ["PolicySettings", "poisson_arrivals", "policy_tables", "measure_policies", "COLUMNS",
            "KEY", "KIND", "LIVE_POLICIES", "Policies", "format_policies", "summary_line",
@@ -99,7 +99,7 @@ KEY = ["scenario", "heavy", "seed", "draw", "policy"]
 METRICS = (Metric("goodput_lp", label="goodput/LP"),
            Metric("fct_median", "median", label="FCT median"),
            Metric("fct_p99", "median", label="FCT p99"),
-           Metric("jain", label="Jain"))
+           Metric("jain", label="Jain", bounds=SHARE))
 
 
 @dataclasses.dataclass

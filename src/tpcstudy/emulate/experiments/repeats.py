@@ -37,23 +37,29 @@ import numpy as np
 from ...metrics import mean_interval, median_interval, paired_difference
 
 __all__ = ["Metric", "draw_seed", "summarize", "summary_columns", "verdicts", "VERDICT_COLUMNS",
-           "format_summary", "format_verdicts", "LEVEL"]
+           "format_summary", "format_verdicts", "LEVEL", "SHARE"]
 
 #: The confidence level of every interval.
 LEVEL = 0.95
 VERDICT_COLUMNS = ["metric", "a", "b", "draws", "difference", "lo", "hi", "verdict"]
 
 
+#: The values of a share (CPU busy, Jain's index, a path's share of the bytes).
+SHARE = (0.0, 1.0)
+
+
 @dataclasses.dataclass(frozen=True)
 class Metric:
     """A column summarised over draws: ``stat`` ``"mean"`` (t interval) or ``"median"``
     (bootstrap interval); ``label`` heads its column in the printed table; ``digits`` its
-    decimals."""
+    decimals; ``bounds`` the values it can take (a share: :data:`SHARE`), which its interval
+    is cut to (a t interval around a mean of 0.10 over 3 draws can reach below 0)."""
 
     column: str
     stat: str = "mean"
     label: str = ""
     digits: int = 3
+    bounds: Tuple[float, float] = (-math.inf, math.inf)
 
     def __post_init__(self) -> None:
         if self.stat not in ("mean", "median"):
@@ -64,9 +70,10 @@ class Metric:
         return self.label or self.column
 
     def interval(self, values: Sequence[float]) -> Tuple[float, float, float]:
-        if self.stat == "median":
-            return median_interval(values, LEVEL)
-        return mean_interval(values, LEVEL)
+        v, lo, hi = (median_interval if self.stat == "median" else mean_interval)(values, LEVEL)
+        low, high = self.bounds
+        return v, (min(max(lo, low), high) if not math.isnan(lo) else lo), \
+            (max(min(hi, high), low) if not math.isnan(hi) else hi)
 
 
 def draw_seed(seed: int, draw: int) -> int:

@@ -35,7 +35,7 @@ from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptc
 from ..network.spec import NetworkSpec
 from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num
-from .repeats import Metric
+from .repeats import SHARE, Metric
 from .throughput import mptcp_model_value
 
 __all__ = ["Dumbbell", "Fault", "window_series", "path_use", "COLUMNS", "KEY", "FAULT_COLUMNS",
@@ -52,15 +52,15 @@ COLUMNS = ["scenario", "paths", "hosts", "subflows", "seed", "draw", "lp_value",
 KEY = ["scenario", "paths", "hosts", "subflows", "seed", "draw"]
 #: The dumbbell over hash seeds and draws, per P and K.
 METRICS = (Metric("measured", label="measured"), Metric("ratio", label="meas/LP"),
-           Metric("jain", label="Jain"), Metric("joined", label="joined", digits=1))
+           Metric("jain", label="Jain", bounds=SHARE), Metric("joined", label="joined", digits=1))
 FAULT_COLUMNS = ["scenario", "strategy", "second", "total", "jain", "failed", "per_host",
                  "path_use", "paths", "hosts", "subflows", "timeout_ms", "fail_after",
                  "link_mbps", "seed", "draw"]
 FAULT_KEY = ["scenario", "strategy", "seed", "draw", "second"]
 #: The fault test per draw (windows from 1 s after the start / after the failure), over seeds
 #: and draws per strategy.
-FAULT_METRICS = (Metric("before", label="before"), Metric("jain_before", label="Jain before"),
-                 Metric("after", label="after"), Metric("jain_after", label="Jain after"),
+FAULT_METRICS = (Metric("before", label="before"), Metric("jain_before", label="Jain before", bounds=SHARE),
+                 Metric("after", label="after"), Metric("jain_after", label="Jain after", bounds=SHARE),
                  Metric("worst", label="worst 1 s after"))
 SUBFLOW_RULE = (f"K-1 extra source addresses as 'subflow' endpoints; limits {MAX_SUBFLOWS}; "
                 "ECMP on the 5-tuple, seeded per namespace")

@@ -81,7 +81,7 @@ from .harness import (
     topology_units,
 )
 from .placement import Placement, place_connections
-from .repeats import Metric
+from .repeats import SHARE, Metric
 
 __all__ = ["THROUGHPUT_MODELS", "COLUMNS", "KEY", "KIND", "lp_solution", "measure_models",
            "ThroughputSettings", "Throughput", "parse_model", "mptcp_model_value", "format_rows",
@@ -117,9 +117,10 @@ MPTCP_COUNTERS = ("MPJoinAckRx", "SubflowStale", "MPTCPRetrans")
 KEY = ["scenario", "heavy", "seed", "draw", "model"]
 #: Summarised over draws (``--repeat``); models compared by draw on goodput.
 METRICS = (Metric("ratio", label="measured/LP"), Metric("measured", label="measured"),
-           Metric("ceiling", label="ceiling"), Metric("data_share", label="data", digits=2),
-           Metric("measured_gain", label="gain", digits=2), Metric("cpu_busy", label="cpu",
-                                                                  digits=2))
+           Metric("ceiling", label="ceiling", bounds=SHARE),
+           Metric("data_share", label="data", digits=2),
+           Metric("measured_gain", label="gain", digits=2),
+           Metric("cpu_busy", label="cpu", digits=2, bounds=SHARE))
 
 
 @dataclasses.dataclass

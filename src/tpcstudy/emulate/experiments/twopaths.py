@@ -42,7 +42,7 @@ from ..network.lifecycle import Emulation
 from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num
 from .policies import COLUMNS, KEY, KIND
-from .repeats import Metric, draw_seed
+from .repeats import SHARE, Metric, draw_seed
 
 __all__ = ["TwoPathSettings", "multihoming_arrivals", "delay_arrivals", "TwoPaths",
            "measure_two_paths", "counts_over_time", "format_two_paths", "SCENARIOS"]
@@ -51,12 +51,12 @@ SCENARIOS = ("multihoming", "delay")
 #: Per scenario, what is summarised over draws and compared by draw (FCTs as medians: an
 #: unfinished request's infinite time counts as the longest).
 METRICS = {
-    "multihoming": (Metric("mmr", label="MMR"), Metric("std_mbps", label="STD Mbit/s"),
+    "multihoming": (Metric("mmr", label="MMR", bounds=SHARE), Metric("std_mbps", label="STD Mbit/s"),
                     Metric("avgt_mbps", label="AVGT Mbit/s"),
-                    Metric("burst_share", label="on loaded path", digits=2)),
+                    Metric("burst_share", label="on loaded path", digits=2, bounds=SHARE)),
     "delay": (Metric("fct_median", "median", label="FCT median"),
               Metric("fct_p99", "median", label="FCT p99"),
-              Metric("on_idle", label="on idle path", digits=2)),
+              Metric("on_idle", label="on idle path", digits=2, bounds=SHARE)),
 }
 
 
