@@ -67,6 +67,9 @@ def test_ecmp_diamond_by_hand():
     mp = max_flow(t, [("s", "t")], model="multipath")
     assert mp.value == pytest.approx(1.25)
     assert sorted(zip(mp.paths, np.round(mp.flows, 9))) == [(("s", "a", "t"), 1.0), (("s", "b", "t"), 0.25)]
+    for model in ("ecmp", "multipath", "sr", "mcf"):  # never a -0.0 or a -1e-13 to print
+        res = max_flow(t, [("s", "t"), ("t", "s"), ("a", "b")], model=model)
+        assert not np.any(np.signbit(res.flows)) and not np.any(np.signbit(res.pair_flow))
     # waypoint a: the path s-a-t alone (1.0) plus the direct ECMP path... sr reaches 1.25
     assert max_flow(t, [("s", "t")], model="sr", k=2).value == pytest.approx(1.25)
     assert max_flow(t, [("s", "t")], model="mcf").value == pytest.approx(1.25)

@@ -53,6 +53,11 @@ def test_heavy_pairs_are_reproducible() -> None:
     assert np.array_equal(heavy_pairs(ring, percent=5, seed=3), a)  # 5 % == 0.05
     assert np.all(np.diff(a[:, 0] * 20 + a[:, 1]) > 0)  # sorted, distinct
     assert heavy_pairs(read_topology(nx.complete_graph(5)), percent=50, seed=0).shape == (0, 2)
+    # names=True: the same sample as router names, as every other call takes them
+    named = heavy_pairs(ring, fraction=0.05, seed=3, names=True)
+    assert named == [(ring.names[s], ring.names[t]) for s, t in a.tolist()]
+    assert all(isinstance(x, str) for pair in named for x in pair)
+    assert heavy_pairs(read_topology(nx.complete_graph(5)), percent=50, seed=0, names=True) == []
 
 
 def test_heavy_pairs_units_cannot_be_mixed_up() -> None:

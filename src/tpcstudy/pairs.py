@@ -13,7 +13,7 @@ that share as a percent (``--heavy 1,10``); :func:`heavy_pairs` takes it only by
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
+from typing import List, Literal, Optional, Tuple, Union, overload
 
 import numpy as np
 
@@ -53,8 +53,21 @@ def sample_indices(total: int, count: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(total, size=count, replace=False))
 
 
+@overload
 def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
-                fraction: Optional[float] = None, seed: int) -> np.ndarray:
+                fraction: Optional[float] = None, seed: int,
+                names: Literal[False] = False) -> np.ndarray: ...
+
+
+@overload
+def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
+                fraction: Optional[float] = None, seed: int,
+                names: Literal[True]) -> List[Tuple[str, str]]: ...
+
+
+def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
+                fraction: Optional[float] = None, seed: int, names: bool = False
+                ) -> Union[np.ndarray, List[Tuple[str, str]]]:
     """A uniformly random sample of the ordered edge-router pairs: the heavy hitters.
 
     Give the share either as ``percent`` (in (0, 100], as ``--heavy`` on the command line) or
@@ -63,7 +76,9 @@ def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
 
     The sample holds ``ceil(fraction * #pairs)`` pairs (at least one), is deterministic for
     (topology, share, seed) (the generator is seeded with ``seed``) and is returned sorted as an
-    ``(n, 2)`` int32 array of router ids. Empty when the topology has fewer than two edge
+    ``(n, 2)`` int32 array of router ids, or with ``names=True`` as a list of ``(source,
+    target)`` router names (what every other call of the API takes and returns; both forms are
+    accepted by :func:`~tpcstudy.max_flow`). Empty when the topology has fewer than two edge
     routers.
 
     Raises
@@ -87,7 +102,9 @@ def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
                                 if 1 < fraction <= 100 else ""))
         share = fraction
     pairs = edge_router_pairs(topo)
-    if len(pairs) == 0:
-        return pairs
-    count = max(1, math.ceil(share * len(pairs) - 1e-9))
-    return pairs[sample_indices(len(pairs), count, seed)]
+    if len(pairs) > 0:
+        count = max(1, math.ceil(share * len(pairs) - 1e-9))
+        pairs = pairs[sample_indices(len(pairs), count, seed)]
+    if names:
+        return [(topo.names[s], topo.names[t]) for s, t in pairs.tolist()]
+    return pairs

@@ -99,6 +99,10 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         res.value = float(res.value) * scale
         res.flows = np.asarray(res.flows, dtype=np.float64) * scale
         res.pair_flow = np.asarray(res.pair_flow, dtype=np.float64) * scale
+    # a flow is never negative: the solver's -0.0 and -1e-13 are zero (they printed as "-0.")
+    for name in ("flows", "pair_flow"):
+        f = np.asarray(getattr(res, name), dtype=np.float64)
+        setattr(res, name, np.where(f > 0.0, f, 0.0))
     return res
 
 
