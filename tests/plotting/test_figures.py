@@ -4,6 +4,7 @@ the figure, the caller's axes honoured."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,57 @@ from tpcstudy.study import (
 )
 from tpcstudy.study.stats import distributions, fill_degree_histograms, topo_stats
 
-from helpers import assert_valid_figures, figure_texts, make_disjoint, make_maxflow, make_stats
+from helpers import (
+    MAXFLOW_COLUMNS,
+    assert_valid_figures,
+    figure_texts,
+    make_disjoint,
+    make_maxflow,
+    make_stats,
+    study_meta,
+    write_rows,
+)
 
 matplotlib = pytest.importorskip("matplotlib")
 
 from tpcstudy import plotting  # noqa: E402  (needs matplotlib)
+
+
+def test_maxflow_figure_of_a_demand_matrix_study(tmp_path: Path) -> None:
+    """A REPETITA --demands auto run (ecmp, sr, mcf; every pair of one demand matrix): one
+    panel, no heavy-hitter axis, no paper marks, no empty sr-over-multipath panel, points for
+    a single topology, and the sr = mcf finding said in the legend."""
+    import warnings
+
+    rows = []
+    for model, k, v in (("ecmp", 1, 1.0), ("sr", 4, 1.049), ("mcf", "", 1.049)):
+        rows.append({"topology": "Abilene", "heavy": 100.0, "seed": 0, "model": model, "k": k,
+                     "pairs": 132, "value": v, "improvement": round(100 * (v - 1), 6),
+                     "improvement_over_multipath": "", "status": "ok"})
+    folder = tmp_path / "rep"
+    write_rows(folder / "results.csv", MAXFLOW_COLUMNS, rows)
+    (folder / "meta.json").write_text(json.dumps(study_meta(
+        {"topo": "repetita/inverse-capacity/Abilene", "capacity": "file", "weight": "file",
+         "heavy": [100.0], "models": ["ecmp", "sr", "mcf"], "k": [4], "demands": "auto"},
+        seeds=[0])))
+    res = load_results(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "no artists with labels" included
+        fig = plotting.plot_maxflow(res)
+    assert len(fig.axes) == 1
+    text = figure_texts(fig)
+    for words in ("demand matrix", "(n = 1)", "every pair of the demand matrix",
+                  "= sr k = 4 on every topology", "points: topologies", "1 topology;",
+                  "(--demands auto)", "(a) sr, mcf over ecmp"):
+        assert words in text, words
+    for words in ("heavy hitters", "100 %", "paper", "% of ordered edge-router pairs",
+                  "seed per fraction"):
+        assert words not in text, words
+    assert not fig.axes[0].patches  # no boxes: the points themselves
+    points = [list(ln.get_ydata()) for ln in fig.axes[0].lines if ln.get_marker() == "o"]
+    assert points == [[pytest.approx(4.9)], [pytest.approx(4.9)]]  # sr and mcf, one each
+    line = tpcstudy.study.summary_line(res)
+    assert line == "median improvement (k = 4): demand matrix: sr/ecmp 4.9"
 
 
 def test_maxflow_figure(tmp_path: Path) -> None:

@@ -103,23 +103,24 @@ def config_caption(results: Any, *, kind: str, n_topos: int, k: Optional[int] = 
     cfg = results.config if isinstance(results, Results) else {}
     parts = []
     src = source_name(results)
-    parts.append(f"{src + ': ' if src else ''}{n_topos} topologies")
+    parts.append(f"{src + ': ' if src else ''}{n_topos} topolog{'y' if n_topos == 1 else 'ies'}")
     cap = _rule(cfg.get("capacity", cfg.get("capacity_rule")), "capacities")
     wei = _rule(cfg.get("weight", cfg.get("weight_rule")), "IGP weights")
     parts += [x for x in (cap, wei) if x]
     if kind == "maxflow":
-        if cfg.get("heavy"):
+        if cfg.get("demands"):  # the demand matrix's pairs, not a heavy-hitter sample
+            parts.append("every pair of each topology's demand matrix, bounded by its demand "
+                         f"(--demands {cfg['demands']})")
+        elif cfg.get("heavy"):
             parts.append(f"heavy hitters {fmt_list(cfg['heavy'], ' %')} of ordered edge-router "
                          "pairs")
         seeds = results.seeds if isinstance(results, Results) else []
-        if seeds:
+        if seeds and not cfg.get("demands"):
             parts.append(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''} per fraction"
                          + (" (averaged per topology)" if len(seeds) > 1 else ""))
         if k is not None:
             parts.append(f"sr k = {k}" + (f" (study: k = {fmt_list(cfg['k'])})"
                                          if len(cfg.get("k") or []) > 1 else ""))
-        if cfg.get("demands"):
-            parts.append(f"demands {cfg['demands']}")
     if kind == "disjoint":
         if cfg.get("pairs"):
             parts.append(f"pairs: {cfg['pairs']} routers")

@@ -4,6 +4,7 @@ boxplots over topologies per heavy-hitter percent, the paper's medians as red ma
 from __future__ import annotations
 
 import statistics
+import textwrap
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import UsageError
@@ -23,11 +24,17 @@ def _subflow_ks(table: Mapping[Tuple[str, float], Mapping[str, float]]) -> List[
                    if series.startswith("mptcp:")})
 
 
+#: Below this many topologies per box the figure shows the points themselves (a box of 4
+#: values draws quartiles that do not exist).
+MIN_BOX = 10
+
+
 def _boxes(a: Any, groups: Sequence[float], series: Sequence[Tuple[str, str, str]],
            table: Mapping[Tuple[str, float], Mapping[str, float]],
            annotate: Sequence[str] = ()) -> Dict[Tuple[str, float], Tuple[float, float]]:
-    """Grouped boxplots: one group per heavy fraction, one box per series (key, label, color).
-    Returns ``{(series, heavy): (x position, median)}``."""
+    """Grouped boxplots: one group per heavy fraction, one box per series (key, label, color);
+    a series with fewer than :data:`MIN_BOX` topologies in a group is drawn as its points and
+    a median bar. Returns ``{(series, heavy): (x position, median)}``."""
     n = len(series)
     width = 0.8 / n
     where: Dict[Tuple[str, float], Tuple[float, float]] = {}
@@ -41,14 +48,25 @@ def _boxes(a: Any, groups: Sequence[float], series: Sequence[Tuple[str, str, str
             data.append(vals)
         if not data:
             continue
-        bp = a.boxplot(data, positions=pos, widths=width * 0.85, patch_artist=True,
-                       manage_ticks=False, flierprops={"markersize": 2, "alpha": 0.35,
-                                                       "markeredgecolor": color},
-                       medianprops={"color": "black", "lw": 1.4},
-                       whiskerprops={"color": color}, capprops={"color": color})
-        for box in bp["boxes"]:
-            box.set_facecolor(color)
-            box.set_alpha(0.55)
+        boxed = [(x, v) for x, v in zip(pos, data) if len(v) >= MIN_BOX]
+        if boxed:
+            bp = a.boxplot([v for _, v in boxed], positions=[x for x, _ in boxed],
+                           widths=width * 0.85, patch_artist=True, manage_ticks=False,
+                           flierprops={"markersize": 2, "alpha": 0.35, "markeredgecolor": color},
+                           medianprops={"color": "black", "lw": 1.4},
+                           whiskerprops={"color": color}, capprops={"color": color})
+            for box in bp["boxes"]:
+                box.set_facecolor(color)
+                box.set_alpha(0.55)
+        for x, vals in ((x, v) for x, v in zip(pos, data) if len(v) < MIN_BOX):
+            # the points themselves, spread evenly across the box's width, and the median
+            spread = width * 0.6
+            xs = [x - spread / 2 + spread * (i + 0.5) / len(vals) for i in range(len(vals))]
+            a.plot(xs, sorted(vals), "o", ms=4, color=color, alpha=0.85, mec="black", mew=0.4,
+                   zorder=3)
+            med = statistics.median(vals)
+            a.plot([x - width * 0.42, x + width * 0.42], [med, med], color="black", lw=1.4,
+                   zorder=4)
         a.plot([], [], "s", color=color, alpha=0.7, label=label)
         for x, vals, heavy in zip(pos, data, [h for h in groups if table.get((key, h))]):
             med = statistics.median(vals)
@@ -83,8 +101,16 @@ def _reference(a: Any, where: Mapping[Tuple[str, float], Tuple[float, float]], k
 
 
 def _heavy_labels(groups: Sequence[float], table: Mapping[Tuple[str, float], Mapping[str, float]],
-                  key: str) -> List[str]:
-    return [f"{h:g} %\n(n = {len(table.get((key, h), {}))})" for h in groups]
+                  key: str, demands: bool = False) -> List[str]:
+    return [f"{'demand matrix' if demands else f'{h:g} %'}\n(n = {len(table.get((key, h), {}))})"
+            for h in groups]
+
+
+def _same(table: Mapping[Tuple[str, float], Mapping[str, float]], a: str, b: str) -> bool:
+    """Series ``a`` and ``b`` equal (within LP tolerance) on every topology where both exist."""
+    pairs = [(v, table[(b, h)][t]) for (s, h), per in table.items() if s == a
+             and (b, h) in table for t, v in per.items() if t in table[(b, h)]]
+    return bool(pairs) and all(abs(x - y) <= 1e-6 * max(1.0, abs(x)) for x, y in pairs)
 
 
 def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
@@ -119,13 +145,17 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     ks = study_ks(rows)
     table = improvement_table(rows)
     subflows = _subflow_ks(table)
-    if panels is None:
-        panels = (("sr_ecmp", "sr_multipath") + (("sr_by_k",) if len(ks) > 1 else ())
+    k = default_k(rows) if k is None else int(k)
+    demands = bool(getattr(rows, "config", {}).get("demands"))
+    if panels is None:  # the panels the study has data for: never an empty one
+        panels = (("sr_ecmp",)
+                  + (("sr_multipath",) if any(s == f"sr k={k}/multipath" for s, _ in table)
+                     else ())
+                  + (("sr_by_k",) if len(ks) > 1 else ())
                   + (("sr_by_subflows",) if subflows else ()))
     for p in panels:
         if p not in MAXFLOW_PANELS:
             raise UsageError(f"unknown panel {p!r}; choose from {', '.join(MAXFLOW_PANELS)}")
-    k = default_k(rows) if k is None else int(k)
     if k is not None and ks and k not in ks:
         raise UsageError(f"k = {k}: the study has sr with k = {fmt_list(ks)}")
     new = ax is None
@@ -136,25 +166,31 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     n_topos = len({t for per in table.values() for t in per})
     for panel, a in zip(panels, axes):
         if panel == "sr_ecmp":
-            where = _boxes(a, groups, [("multipath", "multipath (MPTCP over ECMP)", COLORS["multipath"]),
-                                       (sr, f"sr, k = {k} (TPC)", COLORS["sr"]),
-                                       ("mcf", "mcf (bound: any routing)", COLORS["mcf"])],
+            where = _boxes(a, groups,
+                           [("multipath", "multipath (any split over the shortest paths)",
+                             COLORS["multipath"]),
+                            (sr, f"sr, k = {k} (TPC)", COLORS["sr"]),
+                            ("mcf", "mcf (bound: any routing)"
+                             + (f"; = sr k = {k} on every topology" if _same(table, sr, "mcf")
+                                else ""), COLORS["mcf"])],
                            table, annotate=(sr,))
-            if reference:
+            if reference and not demands:
                 _reference(a, where, sr, paper.MAXFLOW_MEDIANS, 0.8 / 3 * 0.85 / 2,
                            f"paper's median, sr ({medians})")
-            a.set_xticklabels(_heavy_labels(groups, table, sr))
+            a.set_xticklabels(_heavy_labels(groups, table, sr, demands))
             a.set_ylabel("max-flow improvement over single-path ECMP (%)")
-            a.set_title(f"(a) sr, multipath and mcf over ecmp (sr k = {k})")
+            shown = [m for m in ("sr", "multipath", "mcf")
+                     if any(s == (sr if m == "sr" else m) for s, _ in table)]
+            a.set_title(f"(a) {', '.join(shown) or 'sr'} over ecmp (sr k = {k})")
         elif panel == "sr_multipath":
             where = _boxes(a, groups, [(sr_mp, f"sr, k = {k}, over multipath",
                                         COLORS["sr"])], table, annotate=(sr_mp,))
-            if reference:
+            if reference and not demands:
                 _reference(a, where, sr_mp,
                            {h: v - paper.MULTIPATH_GAP for h, v in paper.MAXFLOW_MEDIANS.items()},
                            0.8 * 0.85 / 2,
                            f"paper: about {paper.MULTIPATH_GAP:g} points below (a)", filled=False)
-            a.set_xticklabels(_heavy_labels(groups, table, sr_mp))
+            a.set_xticklabels(_heavy_labels(groups, table, sr_mp, demands))
             a.set_ylabel("max-flow improvement of sr over multipath (%)")
             a.set_title(f"(b) sr over multipath (k = {k})")
         elif panel == "sr_by_subflows":
@@ -163,27 +199,35 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                                for i, x in enumerate(subflows)]
                    + [(sr_mp, "over multipath (every shortest path)", COLORS["multipath"])],
                    table, annotate=(sr_mp,) + tuple(f"sr k={k}/mptcp:{x}" for x in subflows[:1]))
-            a.set_xticklabels(_heavy_labels(groups, table, sr_mp))
+            a.set_xticklabels(_heavy_labels(groups, table, sr_mp, demands))
             a.set_ylabel(f"max-flow improvement of sr (k = {k}) (%)")
             a.set_title("(d) sr over MPTCP with K hashed subflows per pair")
         else:
             cmap = sequential(len(ks))
             _boxes(a, groups, [(f"sr k={j}", f"sr, k = {j}", cmap[i]) for i, j in enumerate(ks)],
                    table, annotate=tuple(f"sr k={j}" for j in ks) if len(ks) <= 3 else ())
-            a.set_xticklabels(_heavy_labels(groups, table, f"sr k={ks[-1]}" if ks else sr))
+            a.set_xticklabels(_heavy_labels(groups, table, f"sr k={ks[-1]}" if ks else sr,
+                                            demands))
             a.set_ylabel("max-flow improvement over single-path ECMP (%)")
             a.set_title("(c) sr over ecmp by segment limit k")
-        a.set_xlabel("heavy-hitter pairs (% of ordered edge-router pairs)")
+        a.set_xlabel("every pair of the demand matrix, bounded by its demand" if demands else
+                     "heavy-hitter pairs (% of ordered edge-router pairs)")
         a.set_xlim(-0.5, len(groups) - 0.5)
         a.grid(True, axis="y", alpha=0.3)
         # below the axes: the boxes can reach any height, a legend inside would hide some
-        a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2,
-                 frameon=False)
+        if a.get_legend_handles_labels()[0]:
+            a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2,
+                     frameon=False)
         lo, hi = a.get_ylim()
         a.set_ylim(min(lo, -5), hi * 1.05)
     if new:
-        fig.suptitle("Figure 6: max-flow improvement of adding IPv6 SR (boxes over topologies: "
-                     "quartiles, whiskers 1.5 IQR; numbers: medians)", fontsize=11)
+        few = n_topos < MIN_BOX
+        title = ("Figure 6: max-flow improvement of adding IPv6 SR ("
+                 + ("points: topologies, bars: medians" if few else
+                    "boxes over topologies: quartiles, whiskers 1.5 IQR; numbers: medians") + ")")
+        # about 10 characters of 11 pt text per inch: one line on a wide figure, two on one panel
+        fig.suptitle("\n".join(textwrap.wrap(title, max(40, int(fig.get_figwidth() * 10)))),
+                     fontsize=11)
         if caption:
             add_caption(fig, config_caption(rows, kind="maxflow", n_topos=n_topos, k=k))
     return fig

@@ -540,10 +540,15 @@ def summary_line(rows: Sequence[Mapping[str, Any]], *, k: Optional[int] = None) 
     multipath per heavy percent, in one line, beside the paper's."""
     k = default_k(rows) if k is None else k
     med = {(s["series"], s["heavy"]): s["median"] for s in summarize(rows)}
+    cfg = getattr(rows, "config", {}) or {}
+    demands = bool(cfg.get("demands"))  # the demand matrix's pairs: no heavy share, no paper
     parts = []
     for h in sorted({h for (_, h) in med}):
-        ref = paper.MAXFLOW_MEDIANS.get(h)
-        parts.append(f"{h:g} %: sr/ecmp {med.get((f'sr k={k}', h), math.nan):.1f}"
-                     + (f" (paper: {ref:.0f})" if ref else "")
-                     + f", sr/multipath {med.get((f'sr k={k}/multipath', h), math.nan):.1f}")
+        ref = None if demands else paper.MAXFLOW_MEDIANS.get(h)
+        over = [(name, med[(series, h)]) for name, series in
+                (("sr/ecmp", f"sr k={k}"), ("sr/multipath", f"sr k={k}/multipath"))
+                if (series, h) in med]
+        text = ", ".join(f"{name} {v:.1f}" + (f" (paper: {ref:.0f})" if ref and
+                                               name == "sr/ecmp" else "") for name, v in over)
+        parts.append(f"{'demand matrix' if demands else f'{h:g} %'}: {text or 'no sr rows'}")
     return f"median improvement (k = {k}): " + "; ".join(parts)
