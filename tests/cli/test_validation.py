@@ -70,9 +70,10 @@ def test_files_that_are_not_utf8(zoo_installed: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"source,destination\n\xff\xfe,x\n")
-    rc = main(["export", "--topo", "zoo/Abilene", "--pairs", str(bad), "--out", str(tmp_path / "o")])
+    rc = main(["export", "--topo", "zoo/Abilene", "--pairs-file", str(bad),
+               "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert rc == 2 and "bad.txt:2: not UTF-8 text" in err and "Traceback" not in err
+    assert rc == 1 and "bad.txt:2: not UTF-8 text" in err and "Traceback" not in err
     rc = main(["export", "--topo", "zoo/Abilene", "--plan", str(bad), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert rc == 1 and "bad.txt: not UTF-8 text" in err and "Traceback" not in err

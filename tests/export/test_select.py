@@ -11,6 +11,7 @@ import pytest
 
 import tpcstudy
 from tpcstudy import export as X
+from tpcstudy.errors import InputFileError
 
 from helpers import ring5 as _ring
 
@@ -71,14 +72,19 @@ def test_pairs_file(tmp_path):
     f.write_text("source,destination\n# comment\ns,t\n\n a , c \ns,t\n")
     table = X.path_table(t, pairs=f)
     assert [(e.source, e.destination) for e in table] == [("s", "t"), ("a", "c")]
+    # a bad file is a failure at run time (exit 1), naming the file and line
     f.write_text("s,t\ns,nowhere\n")
-    with pytest.raises(tpcstudy.UsageError, match=r"pairs.csv:2: router 'nowhere'"):
+    with pytest.raises(InputFileError, match=r"pairs.csv:2: router 'nowhere'"):
         X.path_table(t, pairs=f)
     f.write_text("s;t\n")
-    with pytest.raises(tpcstudy.UsageError, match=r"pairs.csv:1: expected 'source,destination'"):
+    with pytest.raises(InputFileError, match=r"pairs.csv:1: expected 'source,destination'"):
         X.path_table(t, pairs=f)
     f.write_text("s,s\n")
-    with pytest.raises(tpcstudy.UsageError, match="same router"):
+    with pytest.raises(InputFileError, match="same router"):
+        X.path_table(t, pairs=f)
+    f.unlink()
+    f.symlink_to("/etc/hostname")
+    with pytest.raises(InputFileError, match="symbolic link"):
         X.path_table(t, pairs=f)
 
 

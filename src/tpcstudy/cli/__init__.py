@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 
 from .._version import version_line
 from ..errors import Terminated, TpcStudyError, UsageError
+from .options import Parser
 
 __all__ = ["main", "build_parser", "VERBS"]
 
@@ -29,7 +30,7 @@ VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot", "show",
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every verb."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tpcstudy",
         description="How much capacity does host-chosen Segment Routing unlock on real "
                     "topologies, and which paths should hosts be given?")

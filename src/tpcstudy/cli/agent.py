@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
+from .options import RawHelp
 
 DESCRIPTION = """\
 The exported path table of one host, used by the TCP connections of the processes in a cgroup
@@ -30,7 +31,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("agent", help="load an exported path table into this host's kernel "
                                      "(BPF host agent, stock Linux >= 6.1)",
                        description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     acts = p.add_subparsers(dest="agent_action", metavar="ACTION")
     acts.required = True
     c = acts.add_parser("check", help="what this machine has and lacks")

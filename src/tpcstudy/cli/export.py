@@ -20,7 +20,8 @@ from ..export import (
 from ..io import json_text, read_topologies
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune
-from .options import add_topology_options, apply_mirror
+from .emulate.common import non_negative
+from .options import add_topology_options, apply_mirror, deprecated_alias
 
 
 def register(sub: Any) -> None:
@@ -51,12 +52,13 @@ def register(sub: Any) -> None:
                    help="addressing plan {loopbacks: {router: addr}, prefixes: {router: "
                         "[prefix]}} (default: hashed fc00::/7 plan; written as plan.json); with "
                         "--inspect, the plan that names routers")
-    p.add_argument("--pairs", metavar="FILE",
+    p.add_argument("--pairs-file", dest="pairs", metavar="FILE",
                    help="only these pairs: 'source,destination' router names per line")
+    deprecated_alias(p, "--pairs", "--pairs-file", "pairs")
     p.add_argument("--allow-wide-prefix", action="store_true",
                    help="accept destination prefixes shorter than /64 (the map key covers only "
                         "their first /64)")
-    p.add_argument("--link-mbps", type=float, default=1000.0,
+    p.add_argument("--link-mbps", type=non_negative(), default=1000.0,
                    help="Mbit/s per link when capacities are uniform (default 1000; 0 writes 0)")
     p.add_argument("--inspect", metavar="FILE",
                    help="decode a .bin or bpftool batch file and print it (no export)")

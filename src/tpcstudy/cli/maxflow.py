@@ -20,6 +20,7 @@ from ..lp import SOLVERS
 from ..study.executors import executor_scope
 from ..study.maxflow import MaxflowConfig, format_summary, run_maxflow_study, summarize
 from .options import (
+    RawHelp,
     add_executor_options,
     add_output_options,
     add_topology_options,
@@ -34,7 +35,7 @@ from .options import (
 
 def register(sub: Any) -> None:
     p = sub.add_parser("maxflow", help="max-flow study: ecmp vs multipath vs SR vs the mcf bound",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__, formatter_class=RawHelp)
     add_topology_options(p)
     p.add_argument("--heavy", default="1,5,10",
                    help="heavy-hitter pairs, percent of ordered edge-router pairs (default 1,5,10)")

@@ -7,7 +7,7 @@ import json
 import os
 import shlex
 import sys
-from typing import Any, Callable, Iterable, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Iterable, List, NoReturn, Optional, Tuple, TypeVar
 
 from tqdm import tqdm
 
@@ -21,10 +21,41 @@ from ..study.store import load_results
 from ..study.summary import summary_data
 
 __all__ = ["add_topology_options", "apply_mirror", "add_executor_options", "checked_jobs",
-           "parse_list",
-           "parse_k_list", "progress", "add_output_options", "print_study_json", "next_steps"]
+           "parse_list", "parse_k_list", "progress", "add_output_options", "print_study_json",
+           "next_steps", "Help", "RawHelp", "Parser", "deprecated_alias"]
 
 T = TypeVar("T")
+
+
+class Help(argparse.HelpFormatter):
+    """Every option's default in ``--help``, unless its help already names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (not action.option_strings or "default" in text or "%(default)" in text
+                or action.default in (None, False, argparse.SUPPRESS)
+                or text == argparse.SUPPRESS):
+            return text
+        return text + " (default: %(default)s)"
+
+
+class RawHelp(Help, argparse.RawDescriptionHelpFormatter):
+    """:class:`Help` with the description printed as written (its own line breaks)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """The command's parsers: defaults in ``--help`` (:class:`Help`) and one error prefix,
+    ``tpcstudy: error:``, for a bad argument as for every other error (naming the verb)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("formatter_class") in (None, argparse.HelpFormatter):
+            kwargs["formatter_class"] = Help
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> "NoReturn":
+        self.print_usage(sys.stderr)
+        verb = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        self.exit(2, f"tpcstudy: error: {verb + ': ' if verb else ''}{message}\n")
 
 
 def add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = True) -> None:
@@ -151,3 +182,15 @@ def next_steps(out: str) -> str:
     q = shlex.quote(str(out))
     return (f"next: tpcstudy plot {q} --out figures   (the figures); "
             f"tpcstudy show {q}   (this summary again)")
+
+
+def deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: str) -> None:
+    """Accept ``old`` (hidden from ``--help``) as ``new`` for scripts written before the
+    rename, with a warning on standard error."""
+    class _Alias(argparse.Action):
+        def __call__(self, p: argparse.ArgumentParser, ns: argparse.Namespace, value: Any,
+                     option: Optional[str] = None) -> None:
+            print(f"tpcstudy: warning: {old} is deprecated, use {new}", file=sys.stderr)
+            setattr(ns, dest, value)
+
+    parser.add_argument(old, dest=dest, action=_Alias, help=argparse.SUPPRESS)

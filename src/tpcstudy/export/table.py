@@ -16,7 +16,8 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from ..errors import ExportError, UsageError
+from ..errors import ExportError, InputFileError, UsageError
+from ..io import read_bounded
 from ..topology import Topology
 from .addressing import AddressPlan
 from .layout import KEY_SIZE, check_paths, check_prefix
@@ -151,34 +152,42 @@ def validate_table(table: PathTable, *, allow_wide_prefix: bool = False) -> None
         keys[(e.source, e.key)] = e
 
 
+#: A pairs file names at most every ordered pair of the largest topology: far below this.
+MAX_PAIRS_FILE = 64 << 20
+
+
 def read_pairs(path: PathLike, topo: Topology) -> List[Tuple[str, str]]:
     """Read ``source,destination`` router-name pairs, one per line (CSV quoting allowed).
 
     Blank lines and lines starting with ``#`` are skipped, as is a first line
-    ``source,destination``. Unknown routers, a router paired with itself, or a malformed line
-    raise :class:`~tpcstudy.UsageError` naming the file and line.
+    ``source,destination``. A file that cannot be read (a link, a FIFO, more than
+    :data:`MAX_PAIRS_FILE` bytes), unknown routers, a router paired with itself, or a malformed
+    line raise :class:`~tpcstudy.errors.InputFileError` (exit 1) naming the file and line.
     """
     p = Path(path)
+    data = read_bounded(p, MAX_PAIRS_FILE)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot read the pairs file ({exc.strerror or exc})") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = exc.object[:exc.start].count(b"\n") + 1
-        raise UsageError(f"{p}:{line}: not UTF-8 text (byte "
-                         f"{exc.object[exc.start:exc.start + 1]!r})") from None
+        line = data[:exc.start].count(b"\n") + 1
+        raise InputFileError(f"{p}:{line}: not UTF-8 text (byte "
+                             f"{data[exc.start:exc.start + 1]!r})") from None
     out: List[Tuple[str, str]] = []
     for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
         cells = [c.strip() for c in row]
         if not cells or not any(cells) or cells[0].startswith("#"):
             continue
         if len(cells) != 2:
-            raise UsageError(f"{p}:{lineno}: expected 'source,destination', got {','.join(row)!r}")
+            raise InputFileError(f"{p}:{lineno}: expected 'source,destination', got "
+                                 f"{','.join(row)[:200]!r}")
         if lineno == 1 and [c.lower() for c in cells] == ["source", "destination"]:
             continue
-        out.append(check_pair(topo, cells[0], cells[1], f"{p}:{lineno}"))
+        try:
+            out.append(check_pair(topo, cells[0], cells[1], f"{p}:{lineno}"))
+        except UsageError as exc:
+            raise InputFileError(str(exc)) from None
     if not out:
-        raise UsageError(f"{p}: no pair in the file")
+        raise InputFileError(f"{p}: no pair in the file")
     return out
 
 

@@ -8,9 +8,10 @@ module of this package; ``tpcstudy emulate`` with no action (or options first) r
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from typing import Any, List, Sequence
+
+from ..options import RawHelp
 
 __all__ = ["register", "ACTIONS", "DEFAULT_ACTION", "with_default_action"]
 
@@ -36,7 +37,7 @@ def register(sub: Any) -> None:
                                        "(throughput vs the LP, table verification, failover, "
                                        "MPTCP, host policies)",
                        description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     acts = p.add_subparsers(dest="action", metavar="ACTION")
     acts.required = True
     for module in dict.fromkeys(ACTIONS.values()):

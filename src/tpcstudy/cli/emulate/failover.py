@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ...errors import UsageError
-from ..options import apply_mirror
+from ..options import RawHelp, apply_mirror
 from .common import add_agent, add_network, add_output, add_topology, at_least, log, positive, run
 
 HELP = "a link of a live connection fails: NRTOChanger, TimeoutChanger and plain TCP recover"
@@ -20,7 +20,7 @@ and comes back --restore-after s later. Recovery = first data after the stall - 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("failover", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     add_topology(p)
     f = p.add_argument_group("failover")
     f.add_argument("--runs", type=at_least(1), default=20, help="runs (default 20)")

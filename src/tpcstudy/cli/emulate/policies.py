@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ...errors import UsageError
-from ..options import apply_mirror, parse_list
+from ..options import RawHelp, apply_mirror, parse_list
 from .common import (
     add_draws,
     add_network,
@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
     w0, t0 = PolicySettings(), TwoPathSettings()
     p = sub.add_parser("policies", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     add_topology(p)
     p.add_argument("--scenario", choices=["multihoming", "delay"],
                    help="a two-path scenario instead of --topo")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..options import parse_list
+from ..options import RawHelp, parse_list
 from .common import add_network, add_output, at_least, non_negative, positive, run
 
 DUMBBELL_HELP = ("SEMPER's dumbbell with real MPTCP: throughput and Jain against K beside the "
@@ -34,7 +34,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any) -> None:
     d = sub.add_parser("dumbbell", help=DUMBBELL_HELP, description=DUMBBELL,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     d.add_argument("--equal-paths", default="2,4,8", metavar="P,...",
                    help="equal-cost paths P between A and B (default 2,4,8)")
     d.add_argument("--subflows", default="1,2,4,8", metavar="K,...",
@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
     _common(d)
     d.set_defaults(func=cmd_dumbbell)
     f = sub.add_parser("fault", help=FAULT_HELP, description=FAULT,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     f.add_argument("--equal-paths", type=at_least(2, 64), default=3,
                    help="equal-cost paths between A and B, path 1 fails (default 3)")
     f.add_argument("--subflows", type=at_least(1, 8), default=4,

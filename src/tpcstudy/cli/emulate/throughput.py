@@ -6,7 +6,7 @@ import argparse
 from typing import Any, List
 
 from ...errors import UsageError
-from ..options import apply_mirror, parse_list
+from ..options import RawHelp, apply_mirror, parse_list
 from .common import (
     add_agent,
     add_draws,
@@ -35,7 +35,7 @@ window in link units, and the payload ceiling of the frames."""
 
 def register(sub: Any) -> None:
     p = sub.add_parser("throughput", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     add_topology(p)
     p.add_argument("--scenario", choices=["six-paths"],
                    help="a hand-made network instead of --topo: six-paths is the TPC paper's "

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ...errors import UsageError
-from ..options import apply_mirror
+from ..options import RawHelp, apply_mirror
 from .common import add_agent, add_dry_run, add_network, add_output, add_topology, at_least, dry_run, run
 
 HELP = "probe every path of an exported table on its links and load its bpf maps"
@@ -20,7 +20,7 @@ dump byte for byte."""
 
 def register(sub: Any) -> None:
     p = sub.add_parser("verify", help=HELP, description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=RawHelp)
     add_topology(p, plan=False)
     p.add_argument("--table", metavar="DIR", required=True,
                    help="a folder written by 'tpcstudy export'")
