@@ -64,6 +64,23 @@ def test_cli_zoo_first_use_fetches_from_env_mirror(data_dir: Path, zoo_mirror: P
                           "--json"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert '"pruned_nodes": 680' in out.stdout and '"pruned_links": 821' in out.stdout
+    # the install is said on standard error (standard output stays the JSON)
+    assert "Topology Zoo installed on first use into" in out.stderr and "261 files" in out.stderr
+    again = subprocess.run([sys.executable, "-m", "tpcstudy", "topo", "stats", "--topo",
+                            "zoo/Abilene", "--json"], capture_output=True, text=True, env=env,
+                           cwd=tmp_path)
+    assert again.returncode == 0 and "first use" not in again.stderr
     bad = subprocess.run([sys.executable, "-m", "tpcstudy", "topo", "stats", "--topo", "nope.gml"],
                          capture_output=True, text=True, env=env, cwd=tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "nope.gml" in bad.stderr
+
+
+def test_data_list_long(zoo_installed: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["data", "list", "zoo", "--long"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["topology", "routers", "links", "pruned", "links", "edge",
+                                "routers"]
+    assert len(lines) == 262
+    by = {ln.split()[0]: ln.split()[1:] for ln in lines[1:]}
+    assert by["zoo/Abilene"] == ["11", "14", "11", "14", "5"]  # docs: Abilene stays whole
+    assert by["zoo/Kdl"][2:4] == ["680", "821"]  # as topo stats (test_cli_zoo_first_use...)

@@ -42,6 +42,9 @@ def add_actions(dsub: Any, *, dataset_argument: bool) -> None:
     where.set_defaults(func=cmd_path)
     listing = dsub.add_parser("list", help="list the --topo names of the data set's topologies")
     name_arg(listing)
+    listing.add_argument("--long", action="store_true",
+                         help="with each topology's routers and links as read, after pruning, "
+                              "and its edge routers (reads every file: a few seconds)")
     listing.set_defaults(func=cmd_list)
 
 
@@ -61,6 +64,19 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for name in DATASETS[args.dataset].topologies():
-        print(name.rsplit("/", 1)[-1] if getattr(args, "bare_names", False) else name)
+    names = DATASETS[args.dataset].topologies()
+    bare = getattr(args, "bare_names", False)
+    if not getattr(args, "long", False):
+        for name in names:
+            print(name.rsplit("/", 1)[-1] if bare else name)
+        return 0
+    from ..study.stats import topo_stats  # reads and prunes every topology
+
+    rows = topo_stats(names)
+    width = max(len(n) for n in names)
+    print(f"{'topology':<{width}} {'routers':>7} {'links':>6} {'pruned':>7} {'links':>6} "
+          f"{'edge routers':>12}")
+    for name, r in zip(names, rows):
+        print(f"{name:<{width}} {r['nodes']:>7} {r['links']:>6} {r['pruned_nodes']:>7} "
+              f"{r['pruned_links']:>6} {r['edge_routers']:>12}")
     return 0

@@ -28,6 +28,7 @@ import hashlib
 import io
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
 import urllib.error
@@ -228,10 +229,15 @@ class Dataset:
             raise
 
     def ensure_installed(self) -> Path:
-        """The installed folder, fetching the set first if needed (mirror or network)."""
+        """The installed folder, fetching the set first if needed (mirror or network), with a
+        line on standard error saying so (standard output stays the command's own)."""
         if self.installed():
             return self.folder
-        return self.fetch()
+        target = self.fetch()
+        print(f"tpcstudy: {self.title} installed on first use into {target} "
+              f"({len(self.manifest())} files, checksums verified; cite: {self.citation})",
+              file=sys.stderr)
+        return target
 
     # -- specs -------------------------------------------------------------------------
     def topologies(self) -> List[str]:
