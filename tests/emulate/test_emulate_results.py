@@ -150,3 +150,38 @@ def test_plot_draws_an_emulation_folder(tmp_path, kind, rows, cols, key, figure,
     assert (tmp_path / "figs" / f"{figure}.png").is_file()
     assert (tmp_path / "figs" / f"{figure}.pdf").is_file()
     assert line in capsys.readouterr().out
+
+
+def test_policy_figures_keep_the_given_order_and_one_colour_per_policy(tmp_path):
+    from matplotlib.colors import to_hex
+
+    from tpcstudy.plotting import plot_policies
+    from tpcstudy.plotting.emulation import policy_color
+
+    rows = [dict(r, link_mbps=10.0, seconds=20.0, warmup=3.0, draw=0) for r in _policy_rows()]
+    out = tmp_path / "run"
+    # given as queue-max, ecmp: the results folder sorts rows by key, the figure must not
+    write_meta(out, {"topo": "zoo/Abilene", "policies": {"policies": ["queue-max", "ecmp"]}},
+               kind=W.KIND, seeds=[1])
+    store = ResultStore(out, W.COLUMNS, W.KEY)
+    store.put("all", rows)
+    store.flush()
+    fig = plot_policies(load_results(out))
+    a = fig.axes[0]
+    assert [t.get_text() for t in a.get_xticklabels()] == ["queue-max", "ecmp"]
+    assert [to_hex(p.get_facecolor()) for p in a.patches] == [policy_color("queue-max"),
+                                                              policy_color("ecmp")]
+    assert "10 Mbit/s links, 20 s window after 3 s, 1 draw" in a.get_title()
+    assert "unfinished" in fig.axes[1].get_title()  # ecmp's p99 is infinite
+    w, h = fig.get_size_inches()
+    assert w / h < 3.5  # not a 8:1 strip
+    # the same colour whatever the run: by name, mptcp:K darker with K, exp3 variants alike
+    assert policy_color("exp3:0.1") == policy_color("exp3:0.1:16k")
+    assert len({policy_color(f"mptcp:{k}") for k in (2, 4, 8)}) == 3
+    assert policy_color("my-policy") == policy_color("my-policy")
+    # delay: ecmp has no idle path: "n/a", not a missing bar
+    delay = [dict(r) for r in _delay_rows()] + [dict(_delay_rows()[0], policy="ecmp",
+                                                     on_idle="")]
+    fig2 = plot_policies(delay)
+    b = fig2.axes[1]
+    assert "n/a" in [t.get_text() for t in b.texts] and len(b.patches) == 2

@@ -26,7 +26,7 @@ from ..metrics import mean_interval, median_interval
 from .common import COLORS, axes_for, cdf
 
 __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
-           "STRATEGY_COLORS"]
+           "STRATEGY_COLORS", "POLICY_COLORS", "policy_color"]
 
 #: mptcp:K bars, lightest for the fewest subflows.
 MPTCP_SHADES = ("#fdd0a2", "#fdae6b", "#fd8d3c", "#e6550d", "#a63603")
@@ -100,21 +100,29 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                        rotation=0 if len(models) <= 4 else 90)
     a.set_xticks(range(len(keys)))
     a.set_xticklabels([_label(next(iter(groups[k].values()))[0]) for k in keys], fontsize=8)
-    a.set_ylabel("throughput (link units)")
+    a.set_ylabel("throughput (link units: 1 = the smallest link's rate)")
     a.set_ylim(0, max([float(r["lp_value"]) for r in ok] + [1.0]) * (1.15 if len(models) <= 4
                                                                      else 1.45))
     a.set_title(title or "TCP goodput (filled) vs the LP (outline)", fontsize=10)
-    a.legend(fontsize=8, loc="upper left", ncol=1 if len(models) <= 4 else 4)
+    # below the axes: inside, it would sit on the tallest bars
+    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False,
+             ncol=min(len(models), 5))
     if gains:
         g = axes[1]
-        hi = max(max(p) for p in gains) * 1.1
-        g.plot([0.9, hi], [0.9, hi], color="#bbbbbb", linewidth=1)
-        g.scatter([p[0] for p in gains], [p[1] for p in gains], color=COLORS["sr"], s=18)
-        g.set_xlim(0.9, hi)
-        g.set_ylim(0.9, hi)
+        # never a one-point axis zoomed onto its own noise: from below 1 to at least 1.5
+        lo = min(0.9, min(min(p) for p in gains) - 0.05)
+        hi = max(1.5, max(max(p) for p in gains) * 1.1)
+        g.plot([lo, hi], [lo, hi], color="#bbbbbb", linewidth=1, label="y = x: TCP gets the "
+               "LP's gain")
+        g.scatter([p[0] for p in gains], [p[1] for p in gains], color=COLORS["sr"], s=18,
+                  label=f"a draw ({len(gains)})")
+        g.set_xlim(lo, hi)
+        g.set_ylim(lo, hi)
+        g.set_aspect("equal")
         g.set_xlabel("LP gain, sr / ecmp")
         g.set_ylabel("measured gain, sr / ecmp")
         g.set_title("gain of SR", fontsize=10)
+        g.legend(fontsize=8, loc="upper left")
     return fig
 
 
@@ -227,65 +235,117 @@ def plot_fault(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     return fig
 
 
+#: One colour per policy in every figure (runs and folders agree); mptcp:K in oranges.
+POLICY_COLORS = {"ecmp": "#7f7f7f", "random": "#bcbd22", "lp": "#2ca02c", "exp3": "#1f77b4",
+                 "ba-rtt": "#9467bd", "ba-throughput": "#8c564b", "queue-max": "#d62728",
+                 "queue-sum": "#e377c2"}
+MPTCP_POLICY_SHADES = ("#fd8d3c", "#e6550d", "#a63603", "#7f2704")
+_OTHER = ("#17becf", "#bcbd22", "#393b79", "#637939", "#7b4173", "#843c39")
+
+
+def policy_color(name: str) -> str:
+    """The colour of policy ``name``: fixed for the known policies (``exp3:0.1:16k`` is an
+    ``exp3``, ``mptcp:K`` a shade by K), else chosen from the name itself (never from the order
+    of a run)."""
+    base = name.split(":")[0]
+    if base == "mptcp":  # K = 2, 4, 8, 16+: darker with more subflows
+        k = _num(name.split(":")[1]) if ":" in name else None
+        i = int(math.log2(k)) - 1 if k and k >= 2 else 0
+        return MPTCP_POLICY_SHADES[min(max(i, 0), len(MPTCP_POLICY_SHADES) - 1)]
+    if base in POLICY_COLORS:
+        return POLICY_COLORS[base]
+    return _OTHER[sum(name.encode()) % len(_OTHER)]
+
+
+def _policy_order(rows: Sequence[Mapping[str, Any]]) -> List[str]:
+    """The policies in the order the run was given them (its ``meta.json``), then any other."""
+    cfg = (getattr(rows, "config", {}) or {}).get("policies") or []
+    if isinstance(cfg, dict):  # the run's settings: {"policies": [...], "seconds": ...}
+        cfg = cfg.get("policies") or []
+    given = [str(p) for p in cfg]
+    seen = list(dict.fromkeys(str(r["policy"]) for r in rows))
+    return [p for p in given if p in seen] + [p for p in seen if p not in given]
+
+
+def _settings(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Link rate, window and draws of a policies run, for its title."""
+    r = rows[0] if rows else {}
+    parts = []
+    if _num(r.get("link_mbps")):
+        parts.append(f"{float(r['link_mbps']):g} Mbit/s links")
+    if _num(r.get("seconds")):
+        parts.append(f"{float(r['seconds']):g} s window after {float(r.get('warmup') or 0):g} s")
+    draws = len({str(x.get("draw", 0)) for x in rows})
+    parts.append(f"{draws} draw{'s' if draws != 1 else ''}")
+    return ", ".join(parts)
+
+
 def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                   title: Optional[str] = None) -> Any:
     """Host path-selection policies: per policy, goodput as a share of the LP optimum (one dot
-    per draw, the bar their mean) and the median and 99th-percentile flow completion times (an
-    unfinished transfer makes a quantile infinite: drawn at the top edge)."""
+    per draw, the bar their mean, its 95 % interval) and the median and 99th-percentile flow
+    completion times (an unfinished transfer makes a quantile infinite: drawn at the top edge,
+    marked). Policies keep the order they were given in and one colour each."""
     ok = [r for r in rows if r.get("status") == "ok"]
     kind = str(ok[0].get("scenario")) if ok else ""
     if kind in ("delay", "multihoming"):
-        return _plot_two_paths(ok, kind, ax, title)
-    pols = list(dict.fromkeys(str(r["policy"]) for r in ok))
-    fig, axes = axes_for(ax, 2, width=max(7.0, 1.3 * len(pols) + 3.0), height=4.0)
+        return _plot_two_paths(ok, kind, ax, title, _policy_order(
+            rows if hasattr(rows, "config") else ok))
+    pols = _policy_order(rows if hasattr(rows, "config") else ok)
+    fig, axes = axes_for(ax, 2, width=max(5.0, 0.5 * len(pols) + 2.0), height=4.6)
     a, b = axes[0], axes[1]
     xs = np.arange(len(pols))
     fin = [v for r in ok for v in (_num(r.get("fct_p99")), _num(r.get("fct_median")))
            if v is not None and math.isfinite(v)]
     top = max(fin) * 2.0 if fin else 10.0
+    unfinished = False
     for i, p in enumerate(pols):
         sel = [r for r in ok if str(r["policy"]) == p]
+        c = policy_color(p)
         share = [100.0 * float(r["goodput_lp"]) for r in sel]
         v, e = _err(share)
-        a.bar(i, v, 0.6, color="#9ecae1", yerr=e, capsize=3)
-        a.scatter([i] * len(share), share, color="#08519c", s=12, zorder=3)
+        a.bar(i, v, 0.65, color=c, alpha=0.75, yerr=e, capsize=3)
+        a.scatter([i] * len(share), share, color="black", s=10, zorder=3)
         for j, (col, mk) in enumerate((("fct_median", "o"), ("fct_p99", "^"))):
             vals = [_num(r.get(col)) for r in sel]
             vals2 = [min(v, top) for v in vals if v is not None and not math.isnan(v)]
-            b.scatter([i + (j - 0.5) * 0.2] * len(vals2), vals2, marker=mk, s=22,
-                      color="#333333" if j == 0 else "#d62728",
-                      label=(("median", "p99")[j] if i == 0 else None))
+            unfinished |= any(v is not None and math.isinf(v) for v in vals)
+            b.scatter([i + (j - 0.5) * 0.25] * len(vals2), vals2, marker=mk, s=20,
+                      color=c, edgecolors="black" if j == 0 else c, linewidths=0.5,
+                      facecolors=c if j == 0 else "none",
+                      label=(("median", "99th percentile")[j] if i == 0 else None))
             if len(vals2) > 1:  # the median over draws and its bootstrap interval
                 m, e = _err(vals2, "median")
-                b.errorbar([i + (j - 0.5) * 0.2 + 0.08], [m], yerr=e, fmt="_", ms=8,
-                           color="#333333" if j == 0 else "#d62728", capsize=2)
-    a.set_xticks(xs)
-    a.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
-    a.set_ylabel("goodput, % of the LP optimum")
-    a.set_title(title or "host policies on live TCP", fontsize=10)
-    b.set_xticks(xs)
-    b.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
+                b.errorbar([i + (j - 0.5) * 0.25 + 0.09], [m], yerr=e, fmt="_", ms=8,
+                           color="black", capsize=2)
+    for axis in (a, b):
+        axis.set_xticks(xs)
+        axis.set_xticklabels(pols, rotation=35, ha="right", fontsize=9)
+        axis.grid(True, axis="y", alpha=0.3)
+    a.set_ylabel("goodput, % of the LP optimum\n(the LP: the most the pairs' paths carry)",
+                 fontsize=9)
+    a.set_ylim(0, max([100.0] + [100.0 * float(r["goodput_lp"]) for r in ok]) * 1.05)
+    a.set_title(title or f"host policies on live TCP ({_settings(ok)})", fontsize=10)
     b.set_yscale("log")
-    b.set_ylabel("flow completion time (s)")
-    b.set_title("FCT (top edge: unfinished)", fontsize=10)
+    b.set_ylim(top=top * 1.3)
+    if unfinished:
+        b.axhline(top, color="#999999", lw=0.8, ls=":")
+    b.set_ylabel("flow completion time (s)", fontsize=9)
+    b.set_title("flow completion times per draw"
+                + (" (dotted line: a transfer unfinished)" if unfinished else ""), fontsize=10)
     if pols:
-        b.legend(fontsize=8)
+        b.legend(fontsize=8, loc="lower left")
     return fig
 
 
-POLICY_COLORS = ("#7f7f7f", "#ff7f0e", "#2ca02c", "#1f77b4", "#9467bd", "#d62728", "#8c564b",
-                 "#e377c2")
-
-
 def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
-                    title: Optional[str]) -> Any:
+                    title: Optional[str], pols: Sequence[str]) -> Any:
     """delay: the CDF of request completion times per policy (all seeds together) and the share
     of requests started on the idle path; multihoming: MMR per policy and the site flows on
     the path the burst loads, over time (seed of the first row)."""
-    pols = list(dict.fromkeys(str(r["policy"]) for r in rows))
-    fig, (a, b) = axes_for(ax, 2, width=10.0, height=4.0)
+    fig, (a, b) = axes_for(ax, 2, width=5.5, height=4.4)
     for i, p in enumerate(pols):
-        c = POLICY_COLORS[i % len(POLICY_COLORS)]
+        c = policy_color(p)
         sel = [r for r in rows if str(r["policy"]) == p]
         if kind == "delay":
             vals = [float(x) for r in sel for x in str(r.get("fcts") or "").split()]
@@ -293,8 +353,13 @@ def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
             if vals:
                 cut = max(fin) * 1.5 if fin else 10.0
                 cdf(a, [min(v, cut) for v in vals], label=p, color=c)
-            v, e = _err([float(r["on_idle"]) for r in sel])
-            b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
+            idle = [x for x in (_num(r.get("on_idle")) for r in sel)
+                    if x is not None and not math.isnan(x)]
+            if idle:
+                v, e = _err(idle)
+                b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
+            else:  # ecmp has no notion of "the idle path": its hash decides
+                b.text(i, 0.02, "n/a", ha="center", va="bottom", fontsize=8, color="#555555")
         else:
             v, e = _err([float(r["mmr"]) for r in sel])
             b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
@@ -314,7 +379,7 @@ def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
         a.set_title(title or "multihoming: a burst loads path 1", fontsize=10)
         b.set_ylabel("MMR (min / max flow throughput)")
     b.set_xticks(range(len(pols)))
-    b.set_xticklabels(pols, rotation=30, ha="right", fontsize=8)
+    b.set_xticklabels(pols, rotation=35, ha="right", fontsize=9)
     b.set_ylim(0, 1.05)
-    a.legend(fontsize=7)
+    a.legend(fontsize=8)
     return fig

@@ -173,6 +173,9 @@ def _plot(figure: str, rows: List[Any], out: Path) -> None:
     name = {"plot_throughput": "emulation-throughput", "plot_recovery": "emulation-recovery",
             "plot_dumbbell": "emulation-mptcp", "plot_fault": "emulation-fault",
             "plot_policies": "emulation-policies"}[figure]
+    if (out / "results.csv").is_file():  # with meta.json: the run's settings (e.g. its order)
+        from ...study.store import load_results
+        rows = load_results(out)
     for p in plotting.save_figure(getattr(plotting, figure)(rows), out / name):
         print(f"wrote {p}")
 
