@@ -169,3 +169,29 @@ def test_real_run(tmp_path: Path, zoo_installed: Path) -> None:
         assert words in text, words
     rows = [dict(r, topology="Abilene") for r in table.to_rows()]
     assert "20 map entries" in figure_texts(plotting.plot_path_table(rows))
+
+
+def test_captions_and_file_names_name_the_inputs(tmp_path: Path) -> None:
+    from tpcstudy.plotting.common import source_name
+    from tpcstudy.study.store import Results
+
+    def named(topo: object) -> str:
+        return source_name(Results([], "topo", {"study": {"config": {"topo": topo}}}))
+
+    assert named("zoo") == "Topology Zoo"
+    assert named("zoo/Abilene,zoo/Aarnet") == "Topology Zoo Abilene, Aarnet"
+    assert named(["zoo/A", "zoo/B", "zoo/C", "zoo/D"]) == "Topology Zoo A, B and 2 more"
+    assert named("repetita/inverse-capacity/Abilene") == "REPETITA Abilene"
+    assert named("/data/mine/net.gml,/data/other.graphml") == "net.gml, other.graphml"
+    recs = topo_stats(["zoo/Abilene", "zoo/Aarnet", "zoo/Ai3"])
+    fig = plotting.plot_topologies(recs)
+    text = figure_texts(fig)
+    assert "Figure 5: 2 of 3 topologies non-empty after pruning" in text
+    assert "Topology Zoo Abilene, Aarnet, Ai3;" in text and "specs" not in text
+    # two maxflow folders: fig6-maxflow-zoo and fig6-maxflow-two, not fig6-maxflow-maxflow-zoo
+    for name in ("maxflow-zoo", "maxflow-two"):
+        make_maxflow(tmp_path / name)
+    assert tpcstudy.cli.main(["plot", str(tmp_path / "maxflow-zoo"), str(tmp_path / "maxflow-two"),
+                              "--out", str(tmp_path / "figs"), "--format", "png"]) == 0
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
+        "fig6-maxflow-two.png", "fig6-maxflow-zoo.png"]

@@ -63,8 +63,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if r.kind == "topo":
             fill_degree_histograms(r)  # the CSV has none: re-read the files it names
         name, fig = plotting.plot_results(r, **kw)
-        if kinds[r.kind] > 1:
-            name = f"{name}-{r.label}"
+        if kinds[r.kind] > 1:  # fig6-maxflow + maxflow-zoo: fig6-maxflow-zoo
+            words = set(name.split("-"))
+            parts = r.label.split("-")
+            while len(parts) > 1 and parts[0] in words:
+                parts = parts[1:]
+            name = f"{name}-{'-'.join(parts)}"
         files = plotting.save_figure(fig, out / name, formats=formats, dpi=args.dpi)
         line = (emulate_summary_line(r.kind, list(r)) if r.kind in EMULATE_KINDS
                 else summary_line(r, k=kw.get("k")))

@@ -70,18 +70,26 @@ def caption(fig: Any, text: str) -> None:
         fig.supxlabel("\n".join(textwrap.wrap(text, width)), fontsize=8, color="#444444")
 
 
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names) if len(names) <= 3 else \
+        f"{', '.join(names[:2])} and {len(names) - 2} more"
+
+
 def source_name(results: Any) -> str:
-    topo = ""
-    if isinstance(results, Results):
-        topo = str(results.config.get("topo") or "")
-    if topo == "zoo":
+    """Where the topologies of ``results`` came from, for a caption: ``Topology Zoo``,
+    ``Topology Zoo Abilene, Aarnet``, ``REPETITA Abilene``, a file or folder name."""
+    topo: Any = results.config.get("topo") if isinstance(results, Results) else None
+    specs = [str(x) for x in (topo if isinstance(topo, (list, tuple))
+                              else str(topo or "").split(",")) if str(x)]
+    if not specs:
+        return ""
+    if specs == ["zoo"]:
         return "Topology Zoo"
-    if topo.startswith("zoo/"):
-        return f"Topology Zoo {topo[4:]}"
-    if topo:
-        name = Path(topo).name
-        return f"REPETITA {name}" if "repetita" in topo.lower() else name
-    return ""
+    if all(x.startswith("zoo/") for x in specs):
+        return f"Topology Zoo {_names([x[4:] for x in specs])}"
+    if all("repetita" in x.lower() for x in specs):
+        return f"REPETITA {_names([Path(x).name for x in specs])}"
+    return _names([Path(x).name for x in specs])
 
 
 def _rule(value: Any, what: str) -> str:

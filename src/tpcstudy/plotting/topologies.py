@@ -96,13 +96,13 @@ def plot_topologies(records: Sequence[Mapping[str, Any]], ax: Any = None, *,
             a.grid(True, axis="y", alpha=0.3)
     if new:
         src = source_name(records) or (
-            "Topology Zoo topologies" if any("topologyzoo" in str(r.get("source", ""))
-                                             for r in recs) else "topologies")
-        fig.suptitle(f"Figure 5: {s['nonempty_after_pruning']} of {s['topologies']} {src} "
-                     "non-empty after "
-                     "pruning (2-core, largest component)", fontsize=11)
+            "Topology Zoo" if any("topologyzoo" in str(r.get("source", "")) for r in recs)
+            else "")
+        fig.suptitle(f"Figure 5: {s['nonempty_after_pruning']} of {s['topologies']} topologies "
+                     "non-empty after pruning (2-core, largest component)", fontsize=11)
         if caption:
-            add_caption(fig, f"routers of degree 2 are edge routers; median "
+            add_caption(fig, (f"{src}; " if src else "") + "routers of degree 2 are edge "
+                             "routers; median "
                              f"{s['median_pruned_nodes']:g} routers / {s['median_pruned_links']:g} "
                              "links; boxes: quartiles over topologies, whiskers 1.5 IQR")
     return fig

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import TpcStudyError
 from ..io import read_topology, topology_files
-from ..io.specs import Spec
+from ..io.specs import Spec, spec_text
 from ..topology import Topology, prune
 from .store import Results
 
@@ -112,7 +112,8 @@ def topo_stats(spec: Spec, *, capacity: str = "uniform",
     records = [topology_stats(read_topology(path, capacity=capacity, weight=weight))
                for path in topology_files(specs)]
     label = os.fspath(specs[0]) if len(specs) == 1 else f"{len(specs)} specs"
-    return Results(records, "topo", {"study": {"config": {"topo": str(label), "capacity": capacity,
+    return Results(records, "topo", {"study": {"config": {"topo": spec_text(specs),
+                                                          "capacity": capacity,
                                                           "weight": weight}}},
                    source=str(label).replace("/", "-"))
 
