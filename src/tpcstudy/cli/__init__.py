@@ -25,7 +25,7 @@ __all__ = ["main", "build_parser", "VERBS"]
 
 #: The verb modules of this package, in help order.
 VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot", "show", "emulate",
-         "agent")
+         "agent", "completion")
 
 
 def build_parser() -> argparse.ArgumentParser:
