@@ -49,6 +49,13 @@ def test_maxflow_json_show_and_next(two_topos, tmp_path, capsys):
     assert main(["show", str(out), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["summary"] == doc["summary"] and again["git_commit"] == doc["git_commit"]
+    # pooled over every (topology, seed): 1 topology x 2 seeds = 2 values per series
+    assert main(["show", str(out), "--json", "--aggregate", "pooled"]) == 0
+    pooled = json.loads(capsys.readouterr().out)
+    sr_p = next(s for s in pooled["summary"] if s["series"] == "sr k=4" and s["heavy"] == 20)
+    assert sr_p["aggregate"] == "pooled" and sr_p["values"] == 2 and sr["values"] == 1
+    assert sr_p["median"] == pytest.approx(sr["median"])  # the mean of 2 = their median
+    assert sr_p["median_lo"] <= sr_p["median"] <= sr_p["median_hi"]
 
 
 def test_disjoint_json(two_topos, tmp_path, capsys):

@@ -4,13 +4,21 @@ Figure 6 draws."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tpcstudy.errors import UsageError
 from tpcstudy.study import MaxflowConfig, load_results, read_meta, run_maxflow_study
-from tpcstudy.study.maxflow import format_summary, improvement_table, summarize, summary_line
+from tpcstudy.study.maxflow import (
+    format_summary,
+    improvement_table,
+    median_interval,
+    summarize,
+    summary_line,
+)
 
 from helpers import make_maxflow, read_rows
 
@@ -44,11 +52,48 @@ def test_one_table_for_the_summary_and_the_figure(tmp_path: Path) -> None:
         assert s[("sr k=4", 1.0)]["q1"] == pytest.approx(21.0)
         assert s[("sr k=4", 1.0)]["topologies"] == 3
     text = format_summary(summarize(mf))
-    assert "improvement in %" in text and "paper: median sr over ecmp 71 % at 1 %" in text
+    assert "improvement in %" in text
+    assert "paper (Figure 6, median [q1, q3]): sr over ecmp 71.43 [33.33, 100] at 1 %" in text
+    assert "over multipath 66.67 [26.92, 100] at 1 %, 25 [8.33, 47.21] at 10 %" in text
     assert summary_line(mf) == ("median improvement (k = 4): 1 %: sr/ecmp 30.0 (paper: 71), "
                                 f"sr/multipath {100 * (1.3 / 1.05 - 1):.1f}; 10 %: sr/ecmp 30.0 "
                                 f"(paper: 30), sr/multipath {100 * (1.3 / 1.05 - 1):.1f}")
     assert summary_line(mf, k=2).startswith("median improvement (k = 2): 1 %: sr/ecmp 25.0")
+
+
+def test_pooled_and_per_topology_medians_by_hand() -> None:
+    """Two topologies: A with draws 0, 0, 90 (mean 30), B with one draw 20. Per topology: the
+    median of the means 30 and 20 is 25; pooled: the median of 0, 0, 20, 90 is 10 (the
+    paper's Figure 6 pools draws)."""
+    rows = [{"topology": t, "heavy": 1.0, "seed": i, "model": m, "k": k, "value": v,
+             "improvement": imp, "status": "ok"}
+            for t, draws in (("A", (0.0, 0.0, 90.0)), ("B", (20.0,)))
+            for i, d in enumerate(draws)
+            for m, k, v, imp in (("ecmp", 1, 1.0, 0.0), ("sr", 4, 1 + d / 100, d))]
+    topo = {s["series"]: s for s in summarize(rows)}["sr k=4"]
+    pooled = {s["series"]: s for s in summarize(rows, aggregate="pooled")}["sr k=4"]
+    assert (topo["median"], topo["values"], topo["topologies"]) == (25.0, 2, 2)
+    assert (pooled["median"], pooled["values"], pooled["topologies"]) == (10.0, 4, 2)
+    assert pooled["q1"] == pytest.approx(0.0) and pooled["q3"] == pytest.approx(37.5)
+    with pytest.raises(UsageError, match="pooled"):
+        summarize(rows, aggregate="mean")
+
+
+def test_the_median_noise_interval() -> None:
+    """Bootstrap over each topology's draws: seeded (same seed, same interval), contains the
+    possible medians only, and is the point itself when no topology has two draws."""
+    per = {"A": [0.0, 0.0, 90.0], "B": [20.0]}
+    a = median_interval(per, "topology", seed=1)
+    assert a == median_interval(per, "topology", seed=1)
+    # A's resampled mean is 0, 30, 60 or 90 and B stays 20: the median is 10, 25, 40 or 55
+    assert a[0] in (10.0, 25.0) and a[1] in (40.0, 55.0)
+    assert median_interval(per, "pooled", seed=1)[0] >= 0.0
+    assert median_interval({"A": [5.0], "B": [7.0]}, seed=3) == (6.0, 6.0)
+    assert math.isnan(median_interval({})[0])
+    many = {f"T{i}": list(np.random.default_rng(i).normal(30, 10, size=20)) for i in range(50)}
+    lo, hi = median_interval(many, "pooled", seed=0)
+    assert lo < 30 < hi and hi - lo < 5  # 1,000 values around 30: a narrow interval
+    assert median_interval(many, "pooled", seed=7) != (lo, hi)
 
 
 def test_run_maxflow_study_resumes_and_records_its_kind(tmp_path: Path,

@@ -54,8 +54,8 @@ def bash_script(parser: argparse.ArgumentParser) -> str:
     # `tpcstudy emulate --topo ...` runs the default action: complete its options there too
     default = tree.get(f"emulate {DEFAULT_ACTION}")
     if "emulate" in tree and default:
-        opts, kids = tree["emulate"]
-        tree["emulate"] = (list(dict.fromkeys(opts + default[0])), kids)
+        own, actions = tree["emulate"]
+        tree["emulate"] = (list(dict.fromkeys(own + default[0])), actions)
     kids = "\n".join(f'        "{path}") echo "{_words(c)}" ;;' for path, (_, c) in tree.items()
                      if c and all(_WORD.match(w) for w in path.split()))
     opts = "\n".join(f'        "{path}") echo "{_words(o)}" ;;' for path, (o, _) in tree.items()

@@ -18,7 +18,13 @@ from typing import Any
 from ..errors import UsageError
 from ..lp import SOLVERS
 from ..study.executors import executor_scope
-from ..study.maxflow import MaxflowConfig, format_summary, run_maxflow_study, summarize
+from ..study.maxflow import (
+    AGGREGATES,
+    MaxflowConfig,
+    format_summary,
+    run_maxflow_study,
+    summarize,
+)
 from .options import (
     RawHelp,
     add_executor_options,
@@ -64,6 +70,10 @@ def register(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="discard the results in DIR (e.g. a study with other settings) and start "
                         "over")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="topology",
+                   help="the summary's medians: over topologies with each topology's seeds "
+                        "averaged first (topology), or over every (topology, seed) value as the "
+                        "paper's Figure 6 (pooled); the results are the same")
     add_output_options(p)
     p.set_defaults(func=cmd_maxflow)
 
@@ -88,9 +98,9 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
                                       progress=not args.no_progress, executor=executor,
                                       overwrite=args.overwrite)
     if args.json:
-        print_study_json(args.out)
+        print_study_json(args.out, aggregate=args.aggregate)
     else:
-        print(format_summary(summarize(rows)))
+        print(format_summary(summarize(rows, aggregate=args.aggregate)))
     failed = [r for r in rows if r.get("status") == "failed"]
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
     if run.report():

@@ -172,9 +172,9 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def print_study_json(out: str, k: Optional[int] = None) -> None:
+def print_study_json(out: str, k: Optional[int] = None, aggregate: str = "topology") -> None:
     """The finished study in ``out`` as ``tpcstudy show --json`` prints it."""
-    print(json.dumps(summary_data(load_results(out), k=k)))
+    print(json.dumps(summary_data(load_results(out), k=k, aggregate=aggregate)))
 
 
 def next_steps(out: str) -> str:

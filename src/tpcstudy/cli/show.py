@@ -37,6 +37,9 @@ def register(sub: Any) -> None:
     p.add_argument("--k", type=int, default=None,
                    help="sr segment limit of the one-line max-flow summary (default 4, else the "
                         "largest)")
+    p.add_argument("--aggregate", choices=("topology", "pooled"), default="topology",
+                   help="a max-flow study's medians: per-topology means first, or pooled over "
+                        "every (topology, seed) value as the paper's Figure 6")
     p.set_defaults(func=cmd_show)
 
 
@@ -115,9 +118,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         if results.kind in EMULATE_KINDS:
             text = _emulate(results, args.json)
         elif args.json:
-            text = json.dumps(summary_data(results, k=args.k), sort_keys=False)
+            text = json.dumps(summary_data(results, k=args.k, aggregate=args.aggregate),
+                              sort_keys=False)
         else:
             text = f"{results.source} ({results.kind}, {len(results)} rows)\n" + \
-                summary_text(results)
+                summary_text(results, aggregate=args.aggregate)
         print(text)
     return 0

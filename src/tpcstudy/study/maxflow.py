@@ -382,11 +382,12 @@ def _series_model(name: str) -> Tuple[str, Optional[int], Optional[int]]:
     return model, (int(k) if k else None), (int(sub) if sub else None)
 
 
-def improvement_table(rows: Sequence[Mapping[str, Any]]
-                      ) -> Dict[Tuple[str, float], Dict[str, float]]:
-    """Per topology, the improvement in % of each series at each heavy percent, seeds averaged.
+def improvement_draws(rows: Sequence[Mapping[str, Any]]
+                      ) -> Dict[Tuple[str, float], Dict[str, List[float]]]:
+    """Per topology, the improvement in % of each series at each heavy percent, one value per
+    draw (seed).
 
-    Returns ``{(series, heavy): {topology: improvement}}`` with series ``multipath`` and
+    Returns ``{(series, heavy): {topology: [improvement per draw]}}`` with series ``multipath`` and
     ``mcf`` (over ecmp), ``sr k=<j>`` (sr with segment limit j over ecmp), ``sr k=<j>/multipath``
     (over multipath), and with subflow models ``mptcp:<K>`` (over ecmp), ``mptcp:<K>/multipath``
     (over multipath: 0 when K subflows reach it), ``mptcp:<K>/gain`` (the share in % of
@@ -437,7 +438,15 @@ def improvement_table(rows: Sequence[Mapping[str, Any]]
         elif model == "sr+mptcp" and sub and cell_number(r.get("k")) is not None:
             add(f"sr+mptcp:{sub} k={int(float(r['k']))}", heavy, topo,
                 cell_number(r.get("improvement")))
-    return {key: {t: float(np.mean(v)) for t, v in per.items()} for key, per in acc.items()}
+    return acc
+
+
+def improvement_table(rows: Sequence[Mapping[str, Any]]
+                      ) -> Dict[Tuple[str, float], Dict[str, float]]:
+    """Per topology, the improvement in % of each series at each heavy percent, seeds averaged:
+    the means of :func:`improvement_draws` (``{(series, heavy): {topology: improvement}}``)."""
+    return {key: {t: float(np.mean(v)) for t, v in per.items()}
+            for key, per in improvement_draws(rows).items()}
 
 
 def _cell_text(value: Any) -> str:
@@ -459,22 +468,68 @@ def _series_order(series: str) -> Tuple[int, int, int, int, int]:
             (over_sub or 0) + (1 if over_model == "mptcp" else 0) * 10_000)
 
 
-def summarize(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-    """Median and quartiles over topologies (seeds averaged per topology) of every series of
-    :func:`improvement_table`, per heavy percent: dicts with ``heavy``, ``series``, ``model``,
-    ``k`` (``None`` when not applicable), ``subflows`` (K of mptcp / sr+mptcp, else ``None``),
-    ``over`` (``ecmp``, ``multipath`` or ``mptcp:K``), ``topologies``, ``q1``, ``median``,
-    ``q3``."""
+#: How the summary aggregates draws: ``topology`` (each topology's mean over its draws first,
+#: then quartiles over topologies: every topology weighs the same) or ``pooled`` (quartiles
+#: over every (topology, draw) value: the paper's Figure 6).
+AGGREGATES = ("topology", "pooled")
+#: Bootstrap resamples of a median's noise interval, and its level.
+RESAMPLES = 1000
+LEVEL = 0.95
+
+
+def _statistic(values: Sequence[np.ndarray], aggregate: str) -> np.ndarray:
+    """The median over topologies of ``values`` (one ``(B, n_t)`` array of draws per
+    topology, B resamples): per resample."""
+    if aggregate == "pooled":
+        return np.median(np.concatenate(values, axis=1), axis=1)
+    return np.median(np.stack([v.mean(axis=1) for v in values], axis=1), axis=1)
+
+
+def median_interval(per_topology: Mapping[str, Sequence[float]], aggregate: str = "topology", *,
+                    seed: int = 0, resamples: int = RESAMPLES) -> Tuple[float, float]:
+    """The draw noise of the median: a percentile bootstrap (level :data:`LEVEL`) that
+    resamples each topology's draws with replacement (the topologies stay: they are the
+    population, the draws the noise). One draw per topology gives no interval (the point
+    twice: the noise cannot be told). Seeded: the same input and ``seed`` give the same
+    interval."""
+    if aggregate not in AGGREGATES:
+        raise UsageError(f"aggregate {aggregate!r}: choose {' or '.join(AGGREGATES)}")
+    draws = [np.asarray(v, dtype=np.float64) for v in per_topology.values() if len(v)]
+    if not draws:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    boot = [d[rng.integers(0, len(d), size=(resamples, len(d)))] for d in draws]
+    stat = _statistic(boot, aggregate)
+    lo, hi = np.percentile(stat, [50 * (1 - LEVEL), 100 - 50 * (1 - LEVEL)])
+    return float(lo), float(hi)
+
+
+def summarize(rows: Sequence[Mapping[str, Any]], *, aggregate: str = "topology",
+              seed: int = 0) -> List[Dict[str, Any]]:
+    """Median and quartiles of every series of :func:`improvement_draws`, per heavy percent,
+    over topologies (``aggregate="topology"``: seeds averaged per topology first) or over
+    every (topology, seed) value (``"pooled"``), with the median's draw-noise interval
+    (:func:`median_interval`, seeded by ``seed``): dicts with ``heavy``, ``series``,
+    ``model``, ``k`` (``None`` when not applicable), ``subflows`` (K of mptcp / sr+mptcp, else
+    ``None``), ``over`` (``ecmp``, ``multipath`` or ``mptcp:K``), ``topologies``, ``values``
+    (the number aggregated), ``aggregate``, ``q1``, ``median``, ``q3``, ``median_lo``,
+    ``median_hi``."""
+    if aggregate not in AGGREGATES:
+        raise UsageError(f"aggregate {aggregate!r}: choose {' or '.join(AGGREGATES)}")
     out = []
-    table = improvement_table(rows)
+    table = improvement_draws(rows)
     for (series, heavy) in sorted(table, key=lambda sh: (sh[1], _series_order(sh[0]))):
-        vals = sorted(table[(series, heavy)].values())
+        per = table[(series, heavy)]
+        vals = sorted(v for d in per.values() for v in d) if aggregate == "pooled" else \
+            sorted(float(np.mean(d)) for d in per.values())
         q = np.percentile(vals, [25, 50, 75]) if vals else [math.nan] * 3
+        lo, hi = median_interval(per, aggregate, seed=seed)
         name, _, over = series.partition("/")
         model, k, sub = _series_model(name)
         out.append({"heavy": heavy, "series": series, "model": model, "k": k, "subflows": sub,
-                    "over": over or "ecmp", "topologies": len(vals), "q1": float(q[0]),
-                    "median": float(q[1]), "q3": float(q[2])})
+                    "over": over or "ecmp", "topologies": len(per), "values": len(vals),
+                    "aggregate": aggregate, "q1": float(q[0]), "median": float(q[1]),
+                    "q3": float(q[2]), "median_lo": lo, "median_hi": hi})
     return out
 
 
@@ -495,32 +550,46 @@ def subflows_to_reach(summary: Sequence[Mapping[str, Any]], share: float = 90.0,
     return out
 
 
+def paper_box(s: Mapping[str, Any]) -> Optional[Tuple[float, float, float]]:
+    """The paper's Figure 6 box (Q1, median, Q3) for a :func:`summarize` entry; ``None``
+    where the paper has none (it shows sr over ecmp and over multipath at 1 and 10 %)."""
+    boxes = {"ecmp": paper.FIGURE6_OVER_ECMP,
+             "multipath": paper.FIGURE6_OVER_MULTIPATH}.get(str(s["over"]), {})
+    if s["model"] != "sr" or s["heavy"] not in boxes:
+        return None
+    return boxes[s["heavy"]]
+
+
 def paper_median(s: Mapping[str, Any]) -> Tuple[Optional[float], bool]:
-    """The paper's median for a :func:`summarize` entry and whether it is approximate (sr over
-    multipath is read off the figure); ``(None, False)`` where the paper has none."""
-    if s["model"] != "sr" or s["over"] not in ("ecmp", "multipath") or \
-            s["heavy"] not in paper.MAXFLOW_MEDIANS:
-        return None, False
-    base = float(paper.MAXFLOW_MEDIANS[s["heavy"]])
-    return (base, False) if s["over"] == "ecmp" else (base - paper.MULTIPATH_GAP, True)
+    """The paper's median for a :func:`summarize` entry and whether it is approximate (always
+    exact now: read from the figure's vector paths); ``(None, False)`` where the paper has
+    none."""
+    box = paper_box(s)
+    return (None, False) if box is None else (box[1], False)
 
 
 def _paper_value(s: Mapping[str, Any]) -> str:
-    value, approx = paper_median(s)
-    return "" if value is None else f"{'~' if approx else ''}{value:.0f}"
+    box = paper_box(s)
+    return "" if box is None else f"{box[1]:.1f} [{box[0]:.1f}, {box[2]:.1f}]"
 
 
 def format_summary(summary: Sequence[Mapping[str, Any]]) -> str:
     """:func:`summarize`'s output as the table the command line prints."""
-    lines = ["improvement in % (over topologies; seeds averaged): median [q1, q3]",
-             f"{'heavy':>6} {'model':>11} {'k':>3} {'over':>10} {'topos':>6} {'median':>8}"
-             f" {'q1':>8} {'q3':>8}  paper"]
+    pooled = any(s.get("aggregate") == "pooled" for s in summary)
+    lines = ["improvement in % " + ("(pooled over every topology and seed)" if pooled else
+                                    "(over topologies; seeds averaged per topology)")
+             + ": median, its draw-noise interval (95 %, bootstrap over each topology's seeds), "
+               "q1, q3; the paper's median [q1, q3]",
+             f"{'heavy':>6} {'model':>11} {'k':>3} {'over':>10} {'topos':>6} {'median':>8} "
+             f"{'noise':>15} {'q1':>8} {'q3':>8}  paper"]
     for s in summary:
         k = "" if s["k"] is None else s["k"]
         model = s["model"] + ("" if s["subflows"] is None else f":{s['subflows']}")
+        lo, hi = s.get("median_lo", math.nan), s.get("median_hi", math.nan)
+        noise = f"[{lo:.1f}, {hi:.1f}]" if not (math.isnan(lo) or math.isnan(hi)) else ""
         lines.append(f"{s['heavy']:>5g}% {model:>11} {k:>3} {s['over']:>10} "
-                     f"{s['topologies']:>6} {s['median']:>8.1f} {s['q1']:>8.1f} {s['q3']:>8.1f}"
-                     f"  {_paper_value(s)}")
+                     f"{s['topologies']:>6} {s['median']:>8.1f} {noise:>15} {s['q1']:>8.1f} "
+                     f"{s['q3']:>8.1f}  {_paper_value(s)}")
     for of, what in (("value", "multipath's value"), ("gain", "multipath's gain over ecmp")):
         for h, k in sorted(subflows_to_reach(summary, of=of).items()):
             ks = sorted({s["subflows"] for s in summary

@@ -23,16 +23,18 @@ def summary_line(results: Results, *, k: Optional[int] = None) -> str:
     return stats.summary_line(results)
 
 
-def summary_text(results: Results) -> str:
-    """The summary the study's command printed when it finished (``tpcstudy show``)."""
+def summary_text(results: Results, *, aggregate: str = "topology") -> str:
+    """The summary the study's command printed when it finished (``tpcstudy show``;
+    ``aggregate``: a max-flow study's, :data:`~tpcstudy.study.maxflow.AGGREGATES`)."""
     if results.kind == "maxflow":
-        return maxflow.format_summary(maxflow.summarize(results))
+        return maxflow.format_summary(maxflow.summarize(results, aggregate=aggregate))
     if results.kind == "disjoint":
         return disjoint.format_summary(disjoint.summarize(results))
     return stats.format_summary(stats.summarize(results))
 
 
-def summary_data(results: Results, *, k: Optional[int] = None) -> Dict[str, Any]:
+def summary_data(results: Results, *, k: Optional[int] = None,
+                 aggregate: str = "topology") -> Dict[str, Any]:
     """The summary as data (``--json``): kind, folder, provenance, row counts, the one-line
     summary and the kind's full summary (for a max-flow study each series with the paper's
     median beside it)."""
@@ -45,9 +47,11 @@ def summary_data(results: Results, *, k: Optional[int] = None) -> Dict[str, Any]
         "summary_line": summary_line(results, k=k)}
     if results.kind == "maxflow":
         series = []
-        for s in maxflow.summarize(results):
-            value, approx = maxflow.paper_median(s)
-            series.append({**s, "paper_median": value, "paper_approximate": approx})
+        for s in maxflow.summarize(results, aggregate=aggregate):
+            box = maxflow.paper_box(s)
+            series.append({**s, "paper_median": None if box is None else box[1],
+                           "paper_q1": None if box is None else box[0],
+                           "paper_q3": None if box is None else box[2]})
         out["summary"] = series
     elif results.kind == "disjoint":
         out["summary"] = disjoint.summarize(results)
