@@ -168,6 +168,9 @@ def test_greedy_trap():
     assert sorted(map(tuple, mx)) == [("s", "a", "e", "f", "t"), ("s", "c", "d", "b", "t")]
     # sps takes the same first path (the ECMP DAG of s -> t is s-a-b-t); d -> t would need b-t
     assert len(P.edge_disjoint_paths(t, "s", "t", method="sps", k=4)) == 1
+    one = P.edge_disjoint_paths(t, "s", "t", method="sps", k=4, detail=True)
+    assert one[0].waypoints == [] and ("b", "t") in one[0].links  # why there is only one
+    assert [x.waypoints for x in P.edge_disjoint_paths(t, "s", "t", detail=True)] == [[], []]
 
 
 def test_sps_segment_limit_binds():
@@ -183,6 +186,14 @@ def test_sps_segment_limit_binds():
     assert b.costs.tolist() == [1.0, 5.0]
     wp = b.path_waypoints(0)
     assert len(wp[0]) == 0 and len(wp[1]) == 2
+    # detail=True: the same paths with their waypoints, occupied links and costs, by name
+    d = P.edge_disjoint_paths(t, "s", "t", method="sps", k=3, detail=True)
+    assert [x.nodes for x in d] == P.edge_disjoint_paths(t, "s", "t", method="sps", k=3)
+    assert [x.cost for x in d] == [1.0, 5.0]
+    assert d[0].waypoints == [] and d[0].links == [("s", "t")]
+    assert len(d[1].waypoints) == 2 and d[1].nodes == ["s", "a1", "a2", "a3", "a4", "t"]
+    assert sorted(map(frozenset, d[1].links)) == sorted(
+        map(frozenset, zip(d[1].nodes, d[1].nodes[1:])))
     assert [t.names[x] for x in b.paths(0)[1]] == ["s", "a1", "a2", "a3", "a4", "t"]
     assert sorted(b.path_links(0)[1].tolist()) == sorted(
         t.arc_of(u, v) // 2 for u, v in [("s", "a1"), ("a1", "a2"), ("a2", "a3"), ("a3", "a4"),

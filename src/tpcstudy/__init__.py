@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
     from .maxflow import MaxFlowResult, max_flow
     from .pairs import heavy_pairs
     from .paths import (
+        DisjointPath,
         DisjointPathBatch,
         SrPath,
         ecmp_ratios,
@@ -63,7 +64,8 @@ _LAZY: Dict[str, str] = {
     **dict.fromkeys(["read_demands", "read_topologies", "read_topology"], "io"),
     **dict.fromkeys(["MaxFlowResult", "max_flow"], "maxflow"),
     "heavy_pairs": "pairs",
-    **dict.fromkeys(["DisjointPathBatch", "SrPath", "ecmp_ratios", "edge_disjoint_paths",
+    **dict.fromkeys(["DisjointPath", "DisjointPathBatch", "SrPath", "ecmp_ratios",
+                     "edge_disjoint_paths",
                      "shortest_paths", "sr_path"], "paths"),
     **dict.fromkeys(["DisjointConfig", "MaxflowConfig", "run_disjoint_study",
                      "run_maxflow_study"], "study"),
@@ -73,7 +75,7 @@ _LAZY: Dict[str, str] = {
 __all__ = [
     "Topology", "prune", "read_topology", "read_topologies", "read_demands",
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
-    "SrPath", "DisjointPathBatch", "max_flow", "heavy_pairs", "MaxFlowResult",
+    "SrPath", "DisjointPath", "DisjointPathBatch", "max_flow", "heavy_pairs", "MaxFlowResult",
     "path_table", "write_paths", "PathTable", "Entry", "PathRecord", "AddressPlan", "default_plan",
     "read_plan", "MaxflowConfig", "run_maxflow_study", "DisjointConfig", "run_disjoint_study",
     "TpcStudyError", "TopologyFormatError", "UsageError", "ZooDataError", "__version__",

@@ -46,7 +46,7 @@ from .errors import UsageError
 from .topology import Topology
 
 __all__ = [
-    "SrPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS", "MAX_K",
+    "SrPath", "DisjointPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS", "MAX_K",
     "segment_limit",
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
@@ -643,8 +643,33 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
     return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))
 
 
+@dataclasses.dataclass(frozen=True)
+class DisjointPath:
+    """One link-disjoint path with what explains it (``edge_disjoint_paths(detail=True)``).
+
+    Attributes
+    ----------
+    nodes
+        One concrete route, source first (for ``sps`` the lexicographically smallest shortest
+        path of each segment).
+    waypoints
+        ``sps``: the intermediate routers the SRH names (empty: the direct segment, plain ECMP
+        routing); empty for ``max`` and ``greedy``.
+    links
+        The undirected links the path occupies as ``(name, name)``, sorted: for ``sps`` every
+        link of its segments' ECMP DAGs (what the next paths must avoid), else the route's.
+    cost
+        IGP cost (``sps``: the sum of its segments' distances).
+    """
+
+    nodes: List[str]
+    waypoints: List[str]
+    links: List[Tuple[str, str]]
+    cost: float
+
+
 def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str = "max",
-                        k: Optional[int] = None) -> List[List[str]]:
+                        k: Optional[int] = None, detail: bool = False) -> List[Any]:
     """Link-disjoint paths from ``source`` to ``target`` (docs/method.md §5).
 
     Parameters
@@ -657,19 +682,39 @@ def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str
         ``"max"``, ``"greedy"`` or ``"sps"`` (see :func:`disjoint_paths_batch`).
     k
         Segment limit, required for ``"sps"``.
+    detail
+        Return :class:`DisjointPath` records (route, waypoints, occupied links, cost) instead
+        of node lists: what makes an ``sps`` answer understandable (e.g. one path whose
+        direct segment's ECMP DAG takes every link out of the source).
 
     Returns
     -------
-    list of list of str
+    list of list of str, or list of DisjointPath
         One node list per path, in the order found. For ``"sps"`` each path is one concrete route
-        (the lexicographically smallest shortest path of each segment); use
-        :func:`disjoint_paths_batch` for its waypoints and the links its ECMP DAGs occupy.
-        ``[]`` when ``source == target`` or no path exists.
+        (the lexicographically smallest shortest path of each segment); ``detail=True`` adds its
+        waypoints and the links its ECMP DAGs occupy. ``[]`` when ``source == target`` or no
+        path exists.
     """
     code, kk = _method(method, k)
     s, t = _node(topo, source), _node(topo, target)
-    routing = _routing(topo) if method == "sps" else None
     names = topo.names
+    if detail:
+        b = disjoint_paths_batch(topo, np.asarray([s], dtype=np.int32),
+                                 np.asarray([t], dtype=np.int32), method=method, k=k, threads=1)
+        lu, lv = topo.link_u, topo.link_v
+        out = []
+        def part(off: np.ndarray, items: np.ndarray, p: int) -> List[int]:
+            return items[off[p]:off[p + 1]].tolist()
+
+        for p in range(int(b.pair_offsets[0]), int(b.pair_offsets[1])):
+            out.append(DisjointPath(
+                nodes=[names[x] for x in part(b.node_offsets, b.nodes, p)],
+                waypoints=[names[x] for x in part(b.waypoint_offsets, b.waypoints, p)],
+                links=[(names[int(lu[e])], names[int(lv[e])])
+                       for e in part(b.link_offsets, b.links, p)],
+                cost=float(b.costs[p])))
+        return out
+    routing = _routing(topo) if method == "sps" else None
     return [[names[x] for x in p]
             for p in _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk)]
 
