@@ -60,17 +60,18 @@ __all__ = [
 #: paths per pair, slot 0 (the IGP shortest path) included.
 DEFAULT_K = 4
 DEFAULT_PATHS = 5
-#: Largest segment limit the studies accept: the agent's SRH carries at most 9 waypoints
-#: (docs/srh-map.md), and the studies are about k <= 10.
+#: Largest segment limit the studies accept (they are about k <= 10). A path that a host is
+#: given carries at most 9 segments: its SRH has 10 address slots and the kernel keeps slot 0
+#: for the destination (docs/srh-map.md), so the exports and the emulator stop at 9.
 MAX_K = 10
 
 
 def segment_limit(k: Any, what: str = "k") -> int:
     """``k`` as a segment limit in 1..:data:`MAX_K`, else a :class:`UsageError` saying why."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= MAX_K:
-        raise UsageError(f"{what} = {k!r}: a segment limit is an integer from 1 to {MAX_K} (the "
-                         f"agent's SRH carries at most 9 waypoints; the studies are about "
-                         f"k <= {MAX_K})")
+        raise UsageError(f"{what} = {k!r}: a segment limit is an integer from 1 to {MAX_K} in "
+                         f"the studies (a path a host is given has at most 9 segments: its "
+                         f"SRH's 10 address slots less the kernel's)")
     return int(k)
 
 #: Link-disjoint path methods (docs/method.md §5) and their core codes.

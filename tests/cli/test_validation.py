@@ -21,7 +21,7 @@ def _maxflow(out: Path, *extra: str) -> list:
 
 @pytest.mark.parametrize("extra, message", [
     (["--seed", "-1"], "--seed -1: seeds are integers >= 0"),
-    (["--k", "1-1000000"], "segment limits go up to 10 (the agent's SRH carries at most 9"),
+    (["--k", "1-1000000"], "segment limits go up to 10 in the studies (a path a host is given"),
     (["--k", "11"], "segment limits go up to 10"),
 ])
 def test_bad_values_are_usage_errors(zoo_installed: Path, tmp_path: Path,

@@ -42,7 +42,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pin", metavar="PATH",
                    help="pinned map path in batch files (default /sys/fs/bpf/tpc/<map name>)")
     p.add_argument("-k", "--k", type=int, default=DEFAULT_K,
-                   help="segment limit of the sps paths (default 4, at most 9)")
+                   help="segment limit of the sps paths (default 4, at most 9: the SRH's 10 "
+                        "address slots less the kernel's)")
     p.add_argument("--paths", type=int, default=DEFAULT_PATHS,
                    help="paths per destination, default path included (default 5, at most 8)")
     p.add_argument("--select", choices=SELECT_RULES, default="sps",

@@ -151,8 +151,9 @@ def parse_k_list(text: str) -> Tuple[int, ...]:
     if not bounds or min(lo for lo, _ in bounds) < 1:
         raise UsageError(f"--k {text!r}: segment limits must be integers >= 1")
     if max(hi for _, hi in bounds) > MAX_K:  # before building a huge range
-        raise UsageError(f"--k {text!r}: segment limits go up to {MAX_K} (the agent's SRH carries "
-                         f"at most 9 waypoints; the studies are about k <= {MAX_K})")
+        raise UsageError(f"--k {text!r}: segment limits go up to {MAX_K} in the studies (a path a "
+                         f"host is given has at most 9 segments: its SRH's 10 address slots less "
+                         f"the kernel's)")
     return tuple(sorted({k for lo, hi in bounds for k in range(lo, hi + 1)}))
 
 
