@@ -69,7 +69,9 @@ def test_maxflow_cli_with_repetita_demands(repetita, tmp_path, capsys):
                  "--weight", "file", "--demands", "auto", "--models", "sr,mcf", "--k", "4",
                  "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert re.search(r"100% +sr +4 +ecmp +1 +\d", printed)  # the median line
+    assert re.search(r"matrix +sr +4 +ecmp +1 +\d", printed)  # the median line
+    assert "every pair of each demand matrix" in printed  # not a heavy share, not the paper's
+    assert "100%" not in printed and "paper" not in printed
     rows = {r["model"]: r for r in read_rows(out / "results.csv")}
     assert rows["ecmp"]["pairs"] == "110"
     total = 0.0

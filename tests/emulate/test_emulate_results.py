@@ -175,10 +175,14 @@ def test_policy_figures_keep_the_given_order_and_one_colour_per_policy(tmp_path)
     assert "unfinished" in fig.axes[1].get_title()  # ecmp's p99 is infinite
     w, h = fig.get_size_inches()
     assert w / h < 3.5  # not a 8:1 strip
-    # the same colour whatever the run: by name, mptcp:K darker with K, exp3 variants alike
-    assert policy_color("exp3:0.1") == policy_color("exp3:0.1:16k")
-    assert len({policy_color(f"mptcp:{k}") for k in (2, 4, 8)}) == 3
+    # the same colour whatever the run, from the name alone; variants of a family told apart
+    from tpcstudy.plotting.emulation import POLICY_COLORS
+    assert policy_color("exp3:0.1") == POLICY_COLORS["exp3"]
+    assert len({policy_color(x) for x in ("exp3:0.01", "exp3:0.1", "exp3:0.2",
+                                          "exp3:0.1:16k")}) == 4
+    assert len({policy_color(f"mptcp:{k}") for k in (2, 3, 4, 8)}) == 4
     assert policy_color("my-policy") == policy_color("my-policy")
+    assert policy_color("my-policy") not in POLICY_COLORS.values()
     # delay: ecmp has no idle path: "n/a", not a missing bar
     delay = [dict(r) for r in _delay_rows()] + [dict(_delay_rows()[0], policy="ecmp",
                                                      on_idle="")]

@@ -196,3 +196,10 @@ def test_captions_and_file_names_name_the_inputs(tmp_path: Path) -> None:
                               "--out", str(tmp_path / "figs"), "--format", "png"]) == 0
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
         "fig6-maxflow-two.png", "fig6-maxflow-zoo.png"]
+    # never two inputs on one file: maxflow-zoo and zoo both shorten to fig6-maxflow-zoo
+    make_maxflow(tmp_path / "zoo")
+    assert tpcstudy.cli.main(["plot", str(tmp_path / "maxflow-zoo"), str(tmp_path / "zoo"),
+                              str(tmp_path / "zoo"), "--out", str(tmp_path / "figs2"),
+                              "--format", "png"]) == 0
+    assert sorted(p.name for p in (tmp_path / "figs2").iterdir()) == [
+        "fig6-maxflow-zoo-2.png", "fig6-maxflow-zoo-3.png", "fig6-maxflow-zoo.png"]

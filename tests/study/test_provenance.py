@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tpcstudy import __version__
-from tpcstudy.errors import UsageError
+from tpcstudy.errors import InputFileError, UsageError
 from tpcstudy.study import read_meta, write_meta
 
 
@@ -52,5 +52,5 @@ def test_folders_from_before_the_kind_was_recorded_resume(tmp_path: Path) -> Non
 def test_read_meta(tmp_path: Path) -> None:
     assert read_meta(tmp_path) == {}
     (tmp_path / "meta.json").write_text("{oops")
-    with pytest.raises(UsageError, match="unreadable meta.json"):
+    with pytest.raises(InputFileError, match="unreadable meta.json"):
         read_meta(tmp_path)

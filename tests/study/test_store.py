@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tpcstudy.errors import UsageError
+from tpcstudy.errors import InputFileError, UsageError
 from tpcstudy.study import ResultStore, load_results
 
 from helpers import (
@@ -67,21 +67,25 @@ def test_kind_recorded_in_meta_wins(tmp_path: Path) -> None:
 
 
 def test_load_errors(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="no such file"):
+    # what is not a result is a bad input at run time (exit 1), naming it
+    with pytest.raises(InputFileError, match="no such file"):
         load_results(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(UsageError, match="not a result folder"):
+    with pytest.raises(InputFileError, match="not a result folder"):
         load_results(tmp_path / "empty")
     (tmp_path / "running").mkdir()
     (tmp_path / "running" / "meta.json").write_text("{}")
-    with pytest.raises(UsageError, match="no results.csv"):
+    with pytest.raises(InputFileError, match="no results.csv"):
         load_results(tmp_path / "running")
     (tmp_path / "other.csv").write_text("a,b\n1,2\n")
-    with pytest.raises(UsageError, match="not a tpcstudy result"):
+    with pytest.raises(InputFileError, match="not a tpcstudy result"):
         load_results(tmp_path / "other.csv")
     (tmp_path / "x.json").write_text("[1, 2]")
-    with pytest.raises(UsageError, match="topo stats"):
+    with pytest.raises(InputFileError, match="topo stats"):
         load_results(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text("{not json")
+    with pytest.raises(InputFileError, match="y.json: not JSON"):
+        load_results(tmp_path / "y.json")
 
 
 def test_lock_never_follows_a_planted_link(tmp_path):
@@ -110,5 +114,5 @@ def test_meta_json_of_the_wrong_shape_is_named(tmp_path, doc, words):
     from tpcstudy.study.provenance import read_meta
 
     (tmp_path / "meta.json").write_text(doc)
-    with pytest.raises(UsageError, match=words):
+    with pytest.raises(InputFileError, match=words):  # a bad file: exit 1, as the README says
         read_meta(tmp_path)

@@ -77,6 +77,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'topology':<{width}} {'routers':>7} {'links':>6} {'pruned':>7} {'links':>6} "
           f"{'edge routers':>12}")
     for name, r in zip(names, rows):
+        name = name.rsplit("/", 1)[-1] if bare else name
         print(f"{name:<{width}} {r['nodes']:>7} {r['links']:>6} {r['pruned_nodes']:>7} "
               f"{r['pruned_links']:>6} {r['edge_routers']:>12}")
     return 0

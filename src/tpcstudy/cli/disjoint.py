@@ -81,7 +81,8 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
           f"({len(run.failed)} failed) in {time.perf_counter() - t0:.1f} s; results in "
           f"{run.results}" + (f"; paths in {args.paths_out}" if args.paths_out else ""),
           file=info)
-    print(next_steps(args.out), file=info)
+    if run.completed + run.skipped > len(run.failed):  # something to plot and show
+        print(next_steps(args.out), file=info)
     for r in rows:
         if r.get(STATUS) == "failed":
             print(f"tpcstudy: error: {r['topology']}: {r.get(ERROR, '').splitlines()[0]}",

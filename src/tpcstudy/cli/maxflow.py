@@ -100,7 +100,8 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     if args.json:
         print_study_json(args.out, aggregate=args.aggregate)
     else:
-        print(format_summary(summarize(rows, aggregate=args.aggregate)))
+        print(format_summary(summarize(rows, aggregate=args.aggregate),
+                             demands=bool(config.demands)))
     failed = [r for r in rows if r.get("status") == "failed"]
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
     if run.report():
@@ -109,7 +110,8 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
           f"{len(skipped)} topologies skipped (< 2 edge routers), {len(failed)} failed rows; "
           f"{time.perf_counter() - t0:.1f} s; results in {run.results}", file=info)
-    print(next_steps(args.out), file=info)
+    if len(failed) < len(rows):  # something to plot and show
+        print(next_steps(args.out), file=info)
     for r in failed[:10]:
         sub = f" subflows {r['subflows']}" if r.get("subflows") else ""
         print(f"  failed: {r['topology']} heavy {r['heavy']} seed {r['seed']} {r['model']} "

@@ -36,6 +36,34 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_plot)
 
 
+def _figure_names(inputs: List[Results], kinds: Dict[str, int]) -> Dict[int, str]:
+    """Each input's figure name when several share a kind: the kind's name and the input's
+    label, less label words the name already has (fig6-maxflow + maxflow-zoo:
+    fig6-maxflow-zoo) as long as that keeps every name distinct; else the whole label, then a
+    number, so that no figure overwrites another."""
+    from .. import plotting
+
+    out: Dict[int, str] = {}
+    taken: set = set()
+    for r in inputs:
+        if kinds[r.kind] <= 1:
+            continue
+        base = plotting.FIGURE_NAMES[r.kind]
+        words = set(base.split("-"))
+        parts = r.label.split("-")
+        while len(parts) > 1 and parts[0] in words:
+            parts = parts[1:]
+        short, full = f"{base}-{'-'.join(parts)}", f"{base}-{r.label}"
+        name = next((n for n in (short, full) if n not in taken), None)
+        i = 2
+        while name is None:
+            name = f"{full}-{i}" if f"{full}-{i}" not in taken else None
+            i += 1
+        taken.add(name)
+        out[id(r)] = name
+    return out
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     try:  # matplotlib is an optional dependency: only this verb needs it
         from .. import plotting
@@ -56,6 +84,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     for r in inputs:
         kinds[r.kind] += 1
     out = Path(args.out)
+    names = _figure_names(inputs, kinds)
     for r in inputs:
         if not r:
             raise UsageError(f"{r.source}: no rows to plot")
@@ -64,11 +93,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             fill_degree_histograms(r)  # the CSV has none: re-read the files it names
         name, fig = plotting.plot_results(r, **kw)
         if kinds[r.kind] > 1:  # fig6-maxflow + maxflow-zoo: fig6-maxflow-zoo
-            words = set(name.split("-"))
-            parts = r.label.split("-")
-            while len(parts) > 1 and parts[0] in words:
-                parts = parts[1:]
-            name = f"{name}-{'-'.join(parts)}"
+            name = names[id(r)]
         files = plotting.save_figure(fig, out / name, formats=formats, dpi=args.dpi)
         line = (emulate_summary_line(r.kind, list(r)) if r.kind in EMULATE_KINDS
                 else summary_line(r, k=kw.get("k")))

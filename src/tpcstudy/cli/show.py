@@ -113,6 +113,8 @@ def _emulate(results: Results, as_json: bool) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    """Exit 1 when an input holds failed rows (as the study that wrote it did), else 0."""
+    status = 0
     for path in args.inputs:
         results = load_results(path)
         if results.kind in EMULATE_KINDS:
@@ -122,6 +124,10 @@ def cmd_show(args: argparse.Namespace) -> int:
                               sort_keys=False)
         else:
             text = f"{results.source} ({results.kind}, {len(results)} rows)\n" + \
-                summary_text(results, aggregate=args.aggregate)
+                summary_text(results, aggregate=args.aggregate, k=args.k)
+        failed = sum(1 for r in results if r.get(STATUS) == "failed")
+        if failed and not args.json:
+            text += f"\n{failed} failed rows (see the error column of {results.source})"
         print(text)
-    return 0
+        status = max(status, 1 if failed else 0)
+    return status

@@ -16,6 +16,7 @@ over the draws), as ``summary.csv`` gives them.
 from __future__ import annotations
 
 import math
+import zlib
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -40,12 +41,14 @@ def _num(x: Any) -> Optional[float]:
         return None
 
 
-def _err(values: Sequence[float], stat: str = "mean") -> Tuple[float, List[List[float]]]:
+def _err(values: Sequence[float], stat: str = "mean",
+         bounds: Tuple[float, float] = (-math.inf, math.inf)) -> Tuple[float, List[List[float]]]:
     """The value and matplotlib's ``yerr`` of its 95 % interval over draws (none for one
-    draw)."""
+    draw), the interval cut to ``bounds`` (a share's: [0, 1]) as in the tables."""
     v, lo, hi = (mean_interval if stat == "mean" else median_interval)(values)
     if math.isnan(lo) or math.isinf(v):
         return v, [[0.0], [0.0]]
+    lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return v, [[max(0.0, v - lo)], [max(0.0, hi - v)]]
 
 
@@ -178,7 +181,9 @@ def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             # each hash seed a light dot, their mean the line
             a.scatter([float(r["subflows"]) for r in rs], [float(r[col]) for r in rs], color=c,
                       alpha=0.35, s=14)
-            stats = [_err([float(r[col]) for r in rs if float(r["subflows"]) == k]) for k in ks]
+            stats = [_err([float(r[col]) for r in rs if float(r["subflows"]) == k],
+                          bounds=(0.0, 1.0) if col == "jain" else (-math.inf, math.inf))
+                     for k in ks]
             a.errorbar(ks, [s[0] for s in stats],
                        yerr=[[s[1][0][0] for s in stats], [s[1][1][0] for s in stats]],
                        marker="o", color=c, label=f"P={p}", capsize=2)
@@ -239,22 +244,46 @@ def plot_fault(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
 POLICY_COLORS = {"ecmp": "#7f7f7f", "random": "#bcbd22", "lp": "#2ca02c", "exp3": "#1f77b4",
                  "ba-rtt": "#9467bd", "ba-throughput": "#8c564b", "queue-max": "#d62728",
                  "queue-sum": "#e377c2"}
-MPTCP_POLICY_SHADES = ("#fd8d3c", "#e6550d", "#a63603", "#7f2704")
-_OTHER = ("#17becf", "#bcbd22", "#393b79", "#637939", "#7b4173", "#843c39")
+#: mptcp:K by K (1, 2, 3, 4, 6, 8, 16, 32+), darker with more subflows.
+MPTCP_POLICY_SHADES = ("#fdd0a2", "#fdae6b", "#fd8d3c", "#f16913", "#e6550d", "#d94801",
+                       "#a63603", "#7f2704")
+_MPTCP_KS = (1, 2, 3, 4, 6, 8, 16, 32)
+#: Policies of no known family (none of POLICY_COLORS' colours).
+_OTHER = ("#17becf", "#393b79", "#637939", "#7b4173", "#843c39", "#5254a3")
+
+
+def _tint(color: str, t: float) -> str:
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    mix = (lambda c: c + (255 - c) * t) if t > 0 else (lambda c: c * (1 + t))
+    return "#" + "".join(f"{int(round(mix(c))):02x}" for c in (r, g, b))
 
 
 def policy_color(name: str) -> str:
-    """The colour of policy ``name``: fixed for the known policies (``exp3:0.1:16k`` is an
-    ``exp3``, ``mptcp:K`` a shade by K), else chosen from the name itself (never from the order
-    of a run)."""
-    base = name.split(":")[0]
-    if base == "mptcp":  # K = 2, 4, 8, 16+: darker with more subflows
-        k = _num(name.split(":")[1]) if ":" in name else None
-        i = int(math.log2(k)) - 1 if k and k >= 2 else 0
-        return MPTCP_POLICY_SHADES[min(max(i, 0), len(MPTCP_POLICY_SHADES) - 1)]
+    """The colour of policy ``name``, from its name alone (never from a run's order): fixed for
+    the known policies, their variants (``exp3:0.2``, ``exp3:0.1:16k``) a tint of the family's
+    (``exp3:0.1``, the default, is the family's own), ``mptcp:K`` a shade by K."""
+    base, _, variant = name.partition(":")
+    if base == "mptcp":  # K = 1, 2, 3, 4, 6, 8, 16, 32+: darker with more subflows
+        k = _num(variant) or 1.0
+        i = min(range(len(_MPTCP_KS)), key=lambda j: abs(_MPTCP_KS[j] - k))
+        return MPTCP_POLICY_SHADES[i]
     if base in POLICY_COLORS:
-        return POLICY_COLORS[base]
-    return _OTHER[sum(name.encode()) % len(_OTHER)]
+        if variant in ("", "0.1") and base == "exp3" or not variant:
+            return POLICY_COLORS[base]
+        gamma, _, hook = variant.partition(":")
+        g = _num(gamma)
+        if base == "exp3" and g is not None and 0 < g <= 1:
+            # EXP3's Gamma on a scale: 0.01 dark, 0.1 the family's own, 1 light; a hook
+            # (re-deciding every HOOK bytes) darker by 0.3
+            t = max(-0.7, min(0.75, 0.35 * math.log2(g / 0.1))) - (0.3 if hook else 0.0)
+            return _tint(POLICY_COLORS[base], t)
+        # another variant: the family's colour lightened or darkened by an amount its name
+        # fixes (crc32: the same in every process), at least 0.2 away from the family's own
+        f = zlib.crc32(variant.encode()) / 2 ** 32
+        t = -0.6 + 1.3 * f
+        return _tint(POLICY_COLORS[base], t + (0.4 if 0 <= t < 0.2 else -0.4 if -0.2 < t < 0
+                                               else 0.0))
+    return _OTHER[zlib.crc32(name.encode()) % len(_OTHER)]
 
 
 def _policy_order(rows: Sequence[Mapping[str, Any]]) -> List[str]:
@@ -356,12 +385,12 @@ def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
             idle = [x for x in (_num(r.get("on_idle")) for r in sel)
                     if x is not None and not math.isnan(x)]
             if idle:
-                v, e = _err(idle)
+                v, e = _err(idle, bounds=(0.0, 1.0))
                 b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
             else:  # ecmp has no notion of "the idle path": its hash decides
                 b.text(i, 0.02, "n/a", ha="center", va="bottom", fontsize=8, color="#555555")
         else:
-            v, e = _err([float(r["mmr"]) for r in sel])
+            v, e = _err([float(r["mmr"]) for r in sel], bounds=(0.0, 1.0))
             b.bar(i, v, 0.6, color=c, yerr=e, capsize=3)
             pts = [x.split(":") for x in str(sel[0].get("counts") or "").split()]
             ts = [float(t) for t, _ in pts]

@@ -489,13 +489,13 @@ def median_interval(per_topology: Mapping[str, Sequence[float]], aggregate: str 
                     seed: int = 0, resamples: int = RESAMPLES) -> Tuple[float, float]:
     """The draw noise of the median: a percentile bootstrap (level :data:`LEVEL`) that
     resamples each topology's draws with replacement (the topologies stay: they are the
-    population, the draws the noise). One draw per topology gives no interval (the point
-    twice: the noise cannot be told). Seeded: the same input and ``seed`` give the same
-    interval."""
+    population, the draws the noise). ``(nan, nan)`` when no topology has two draws: with one
+    seed the noise cannot be told, and a zero-width interval would say there is none. Seeded:
+    the same input and ``seed`` give the same interval."""
     if aggregate not in AGGREGATES:
         raise UsageError(f"aggregate {aggregate!r}: choose {' or '.join(AGGREGATES)}")
     draws = [np.asarray(v, dtype=np.float64) for v in per_topology.values() if len(v)]
-    if not draws:
+    if not draws or max(len(d) for d in draws) < 2:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
     boot = [d[rng.integers(0, len(d), size=(resamples, len(d)))] for d in draws]
@@ -505,7 +505,7 @@ def median_interval(per_topology: Mapping[str, Sequence[float]], aggregate: str 
 
 
 def summarize(rows: Sequence[Mapping[str, Any]], *, aggregate: str = "topology",
-              seed: int = 0) -> List[Dict[str, Any]]:
+              seed: int = 0, interval: bool = True) -> List[Dict[str, Any]]:
     """Median and quartiles of every series of :func:`improvement_draws`, per heavy percent,
     over topologies (``aggregate="topology"``: seeds averaged per topology first) or over
     every (topology, seed) value (``"pooled"``), with the median's draw-noise interval
@@ -523,7 +523,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], *, aggregate: str = "topology",
         vals = sorted(v for d in per.values() for v in d) if aggregate == "pooled" else \
             sorted(float(np.mean(d)) for d in per.values())
         q = np.percentile(vals, [25, 50, 75]) if vals else [math.nan] * 3
-        lo, hi = median_interval(per, aggregate, seed=seed)
+        lo, hi = median_interval(per, aggregate, seed=seed) if interval else (math.nan, math.nan)
         name, _, over = series.partition("/")
         model, k, sub = _series_model(name)
         out.append({"heavy": heavy, "series": series, "model": model, "k": k, "subflows": sub,
@@ -573,23 +573,35 @@ def _paper_value(s: Mapping[str, Any]) -> str:
     return "" if box is None else f"{box[1]:.1f} [{box[0]:.1f}, {box[2]:.1f}]"
 
 
-def format_summary(summary: Sequence[Mapping[str, Any]]) -> str:
-    """:func:`summarize`'s output as the table the command line prints."""
+def format_summary(summary: Sequence[Mapping[str, Any]], *, demands: bool = False) -> str:
+    """:func:`summarize`'s output as the table the command line prints (``demands``: a
+    demand-matrix study: no heavy share, no seeds, no paper)."""
     pooled = any(s.get("aggregate") == "pooled" for s in summary)
-    lines = ["improvement in % " + ("(pooled over every topology and seed)" if pooled else
-                                    "(over topologies; seeds averaged per topology)")
-             + ": median, its draw-noise interval (95 %, bootstrap over each topology's seeds), "
-               "q1, q3; the paper's median [q1, q3]",
-             f"{'heavy':>6} {'model':>11} {'k':>3} {'over':>10} {'topos':>6} {'median':>8} "
-             f"{'noise':>15} {'q1':>8} {'q3':>8}  paper"]
+    noisy = any(not math.isnan(s.get("median_lo", math.nan)) for s in summary)
+    if demands:
+        lines = ["improvement in % over topologies (every pair of each demand matrix): median, "
+                 "q1, q3"]
+    else:
+        lines = ["improvement in % " + ("(pooled over every topology and seed)" if pooled else
+                                        "(over topologies; seeds averaged per topology)")
+                 + ": median" + (", its draw-noise interval (95 %, bootstrap over each "
+                                 "topology's seeds)" if noisy else
+                                 " (one seed per topology: no noise interval)")
+                 + ", q1, q3; the paper's median [q1, q3]"]
+    lines.append(f"{'pairs' if demands else 'heavy':>6} {'model':>11} {'k':>3} {'over':>10} "
+                 f"{'topos':>6} {'median':>8} " + (f"{'noise':>15} " if noisy else "")
+                 + f"{'q1':>8} {'q3':>8}" + ("" if demands else "  paper"))
     for s in summary:
         k = "" if s["k"] is None else s["k"]
         model = s["model"] + ("" if s["subflows"] is None else f":{s['subflows']}")
         lo, hi = s.get("median_lo", math.nan), s.get("median_hi", math.nan)
         noise = f"[{lo:.1f}, {hi:.1f}]" if not (math.isnan(lo) or math.isnan(hi)) else ""
-        lines.append(f"{s['heavy']:>5g}% {model:>11} {k:>3} {s['over']:>10} "
-                     f"{s['topologies']:>6} {s['median']:>8.1f} {noise:>15} {s['q1']:>8.1f} "
-                     f"{s['q3']:>8.1f}  {_paper_value(s)}")
+        heavy = "matrix" if demands else f"{s['heavy']:>5g}%"
+        lines.append(f"{heavy:>6} {model:>11} {k:>3} {s['over']:>10} "
+                     f"{s['topologies']:>6} {s['median']:>8.1f} "
+                     + (f"{noise:>15} " if noisy else "")
+                     + f"{s['q1']:>8.1f} {s['q3']:>8.1f}"
+                     + ("" if demands else f"  {_paper_value(s)}"))
     for of, what in (("value", "multipath's value"), ("gain", "multipath's gain over ecmp")):
         for h, k in sorted(subflows_to_reach(summary, of=of).items()):
             ks = sorted({s["subflows"] for s in summary
@@ -600,15 +612,18 @@ def format_summary(summary: Sequence[Mapping[str, Any]]) -> str:
     if any(s["over"] == "gain" for s in summary):
         lines.append("over 'gain': the share in % of multipath's gain over ecmp that mptcp with K "
                      "subflows gets (draws where multipath gains)")
-    lines.append(paper.maxflow_note())
+    if not demands:  # the paper's Figure 6 is a heavy-hitter study
+        lines.append(paper.maxflow_note())
     return "\n".join(lines)
 
 
-def summary_line(rows: Sequence[Mapping[str, Any]], *, k: Optional[int] = None) -> str:
+def summary_line(rows: Sequence[Mapping[str, Any]], *, k: Optional[int] = None,
+                 aggregate: str = "topology") -> str:
     """The medians of sr (segment limit ``k``, default :func:`default_k`) over ecmp and over
     multipath per heavy percent, in one line, beside the paper's."""
     k = default_k(rows) if k is None else k
-    med = {(s["series"], s["heavy"]): s["median"] for s in summarize(rows)}
+    med = {(s["series"], s["heavy"]): s["median"]
+           for s in summarize(rows, aggregate=aggregate, interval=False)}
     cfg = getattr(rows, "config", {}) or {}
     demands = bool(cfg.get("demands"))  # the demand matrix's pairs: no heavy share, no paper
     parts = []
@@ -620,4 +635,5 @@ def summary_line(rows: Sequence[Mapping[str, Any]], *, k: Optional[int] = None) 
         text = ", ".join(f"{name} {v:.1f}" + (f" (paper: {ref:.0f})" if ref and
                                                name == "sr/ecmp" else "") for name, v in over)
         parts.append(f"{'demand matrix' if demands else f'{h:g} %'}: {text or 'no sr rows'}")
-    return f"median improvement (k = {k}): " + "; ".join(parts)
+    return (f"median improvement (k = {k}{', pooled' if aggregate == 'pooled' else ''}): "
+            + "; ".join(parts))

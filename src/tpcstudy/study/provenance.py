@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from .._version import __version__, source_commit
-from ..errors import UsageError
-from ..io import atomic_write_text
+from ..errors import InputFileError, UsageError
+from ..io import atomic_write_text, read_bounded
 
 __all__ = ["environment", "write_meta", "read_meta"]
 
@@ -94,9 +94,10 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
     started = now
     if path.exists() and not overwrite:
         try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{path}: unreadable ({exc}); use another output folder or remove it") from exc
+            old = json.loads(read_bounded(path, 16 << 20).decode("utf-8"))
+        except (OSError, ValueError) as exc:  # InputFileError (a link, a FIFO) is a ValueError
+            raise InputFileError(f"{path}: unreadable ({exc}); use another output folder or "
+                                 "remove it") from None
         recorded = dict(old.get("study") or {})
         if "kind" not in recorded:  # written before meta.json recorded the kind: same study
             recorded["kind"] = study["kind"]
@@ -121,24 +122,23 @@ def read_meta(folder: Union[str, Path]) -> Dict[str, Any]:
 
     Raises
     ------
-    UsageError
-        The file exists but is not JSON.
+    InputFileError
+        The file exists but is not a meta.json (not JSON, or of another shape): exit 1.
     """
-    from ..io import read_bounded
-
     path = Path(folder) / "meta.json"
     if not path.exists():
         return {}
     try:
         data = json.loads(read_bounded(path, 16 << 20).decode("utf-8"))
     except (OSError, ValueError) as exc:  # UsageError (not a file, too large) is a ValueError
-        raise UsageError(f"{path}: unreadable meta.json ({exc})") from None
+        raise InputFileError(f"{path}: unreadable meta.json ({exc})") from None
     if not isinstance(data, dict):
-        raise UsageError(f"{path}: not a meta.json (a JSON object was expected)")
+        raise InputFileError(f"{path}: not a meta.json (a JSON object was expected)")
     study = data.get("study")
     if study is not None and not isinstance(study, dict):
-        raise UsageError(f"{path}: 'study' is not an object")
+        raise InputFileError(f"{path}: 'study' is not an object")
     for key, kind in (("config", dict), ("seeds", list)):
         if study and study.get(key) is not None and not isinstance(study[key], kind):
-            raise UsageError(f"{path}: study.{key} is not {'an object' if kind is dict else 'a list'}")
+            raise InputFileError(f"{path}: study.{key} is not "
+                                 f"{'an object' if kind is dict else 'a list'}")
     return dict(data)

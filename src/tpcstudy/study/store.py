@@ -31,8 +31,8 @@ import stat
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import UsageError
-from ..io import atomic_write_text, csv_cell, remove_dead_temporaries
+from ..errors import InputFileError, UsageError
+from ..io import atomic_write_text, csv_cell, read_bounded, remove_dead_temporaries
 from .provenance import read_meta, write_meta
 
 __all__ = ["ResultStore", "read_results", "discard_results", "Results", "load_results",
@@ -403,7 +403,7 @@ def _read_csv(path: Path) -> Tuple[List[str], List[Dict[str, Any]]]:
         with open(path, newline="", encoding="utf-8") as f:
             columns = next(csv.reader(f), [])
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise UsageError(f"{path}: cannot read as CSV ({exc})") from exc
+        raise InputFileError(f"{path}: cannot read as CSV ({exc})") from exc
     return columns, [{k: _convert(k, v) for k, v in r.items()} for r in raw]
 
 
@@ -450,13 +450,13 @@ def load_results(path: Union[str, Path]) -> Results:
     """
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{p}: no such file or folder")
+        raise InputFileError(f"{p}: no such file or folder")
     if p.is_dir():
         results = p / "results.csv"
         if results.exists():
             return _load_csv(results, read_meta(p), source=p)
         if (p / "meta.json").exists():
-            raise UsageError(f"{p}: has meta.json but no results.csv (a study still running, or "
+            raise InputFileError(f"{p}: has meta.json but no results.csv (a study still running, or "
                              "killed before its first topology finished?)")
         stats = [q for q in sorted(p.glob("*.csv")) + sorted(p.glob("*.json"))
                  if _sniff_stats(q)]
@@ -465,19 +465,21 @@ def load_results(path: Union[str, Path]) -> Results:
         if len(stats) > 1:
             raise UsageError(f"{p}: several topology statistics files "
                              f"({', '.join(q.name for q in stats)}); name one")
-        raise UsageError(f"{p}: not a result folder (no results.csv and meta.json of a "
+        raise InputFileError(f"{p}: not a result folder (no results.csv and meta.json of a "
                          "maxflow/disjoint study, no 'tpcstudy topo stats' CSV or JSON)")
     if p.suffix.lower() == ".json":
         if p.name == "meta.json":
             return load_results(p.parent)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(read_bounded(p, 1 << 30).decode("utf-8"))
+        except InputFileError:
+            raise
         except (OSError, ValueError) as exc:
-            raise UsageError(f"{p}: not JSON ({exc})") from exc
+            raise InputFileError(f"{p}: not JSON ({exc})") from exc
         if isinstance(data, dict) and isinstance(data.get("topologies"), list):
             return Results(data["topologies"], "topo", {"summary": data.get("summary")},
                            source=str(p))
-        raise UsageError(f"{p}: not the JSON of 'tpcstudy topo stats --json' (no 'topologies')")
+        raise InputFileError(f"{p}: not the JSON of 'tpcstudy topo stats --json' (no 'topologies')")
     meta = read_meta(p.parent) if p.name == "results.csv" else {}
     return _load_csv(p, meta, source=p.parent if p.name == "results.csv" else p)
 
@@ -498,7 +500,7 @@ def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
     columns, rows = _read_csv(path)
     kind = _kind_of(columns, meta)
     if kind is None:
-        raise UsageError(f"{path}: not a tpcstudy result (columns {', '.join(columns[:8])}...: "
+        raise InputFileError(f"{path}: not a tpcstudy result (columns {', '.join(columns[:8])}...: "
                          "expected a maxflow or disjoint results.csv or a topo stats CSV)")
     return Results(rows, kind, meta, source=str(source))
 

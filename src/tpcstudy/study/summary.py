@@ -13,24 +13,28 @@ from .store import STATUS, Results
 __all__ = ["summary_line", "summary_text", "summary_data", "plain"]
 
 
-def summary_line(results: Results, *, k: Optional[int] = None) -> str:
+def summary_line(results: Results, *, k: Optional[int] = None,
+                 aggregate: str = "topology") -> str:
     """The summary line of ``results`` by its kind (``k``: the sr segment limit of a max-flow
-    study; default 4, else the largest present)."""
+    study, default 4, else the largest present; ``aggregate``: its medians')."""
     if results.kind == "maxflow":
-        return maxflow.summary_line(results, k=k)
+        return maxflow.summary_line(results, k=k, aggregate=aggregate)
     if results.kind == "disjoint":
         return disjoint.summary_line(results)
     return stats.summary_line(results)
 
 
-def summary_text(results: Results, *, aggregate: str = "topology") -> str:
-    """The summary the study's command printed when it finished (``tpcstudy show``;
-    ``aggregate``: a max-flow study's, :data:`~tpcstudy.study.maxflow.AGGREGATES`)."""
+def summary_text(results: Results, *, aggregate: str = "topology",
+                 k: Optional[int] = None) -> str:
+    """The summary the study's command printed when it finished, then its one-line summary
+    beside the paper's (``tpcstudy show``; ``aggregate`` and ``k``: a max-flow study's)."""
+    line = summary_line(results, k=k, aggregate=aggregate)
     if results.kind == "maxflow":
-        return maxflow.format_summary(maxflow.summarize(results, aggregate=aggregate))
+        return maxflow.format_summary(maxflow.summarize(results, aggregate=aggregate),
+                                      demands=bool(results.config.get("demands"))) + "\n" + line
     if results.kind == "disjoint":
-        return disjoint.format_summary(disjoint.summarize(results))
-    return stats.format_summary(stats.summarize(results))
+        return disjoint.format_summary(disjoint.summarize(results)) + "\n" + line
+    return stats.format_summary(stats.summarize(results)) + "\n" + line
 
 
 def summary_data(results: Results, *, k: Optional[int] = None,
@@ -44,7 +48,7 @@ def summary_data(results: Results, *, k: Optional[int] = None,
         "started": results.meta.get("started"), "config": results.config,
         "rows": len(results),
         "failed_rows": sum(1 for r in results if r.get(STATUS) == "failed"),
-        "summary_line": summary_line(results, k=k)}
+        "summary_line": summary_line(results, k=k, aggregate=aggregate)}
     if results.kind == "maxflow":
         series = []
         for s in maxflow.summarize(results, aggregate=aggregate):
