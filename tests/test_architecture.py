@@ -21,6 +21,7 @@ LAYERS: List[Tuple[str, ...]] = [
     ("io", "paths"),
     ("subflows", "pairs", "topogen", "lp", "policies"),
     ("maxflow",),
+    ("mlu",),
     ("export",),
     ("hostagent",),
     ("study",),
