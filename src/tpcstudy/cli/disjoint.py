@@ -48,9 +48,6 @@ def register(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="results folder")
     p.add_argument("--paths-out", metavar="FILE",
                    help="also write every pair's paths as JSON lines (gzip if FILE ends .gz)")
-    p.add_argument("--overwrite", action="store_true",
-                   help="discard the results in DIR (e.g. a study with other settings) and start "
-                        "over")
     add_output_options(p)
     p.set_defaults(func=cmd_disjoint)
 

@@ -67,9 +67,6 @@ def register(sub: Any) -> None:
     add_executor_options(p)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="results folder (meta.json, results.csv); re-running resumes")
-    p.add_argument("--overwrite", action="store_true",
-                   help="discard the results in DIR (e.g. a study with other settings) and start "
-                        "over")
     p.add_argument("--aggregate", choices=AGGREGATES, default="topology",
                    help="the summary's medians: over topologies with each topology's seeds "
                         "averaged first (topology), or over every (topology, seed) value as the "

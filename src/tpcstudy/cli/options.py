@@ -166,7 +166,10 @@ def progress(iterable: Iterable[T], total: Optional[int], desc: str, enabled: bo
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
-    """``--json`` and ``--no-progress`` of a study verb."""
+    """``--overwrite``, ``--json`` and ``--no-progress`` of a study verb."""
+    p.add_argument("--overwrite", action="store_true",
+                   help="discard the results in DIR (e.g. a study with other settings) and start "
+                        "over")
     p.add_argument("--json", action="store_true",
                    help="print the summary as one JSON object (as 'tpcstudy show DIR --json'); "
                         "the run's counts go to standard error")
