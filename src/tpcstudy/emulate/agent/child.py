@@ -23,7 +23,9 @@ One event loop (:func:`run_loop`) drives a role over its connections (:class:`Co
   socket), and hands the queue monitor's per-hop delays to the policies that read queues.
 
 Every socket is closed abortively (``SO_LINGER`` 0), but a completed transfer's, which rests in
-``TIME_WAIT`` at the sender.
+``TIME_WAIT`` at the sender. Both roles stop at ``times.stop``; a sender starved of CPU may still
+be handling events then and see the receiver's resets: those end the run, not the transfer (it
+is ``cut``, never ``error``), and no event is handled after the stop.
 """
 
 from __future__ import annotations
@@ -133,6 +135,8 @@ def run_loop(role: Role, times: P.Times) -> Any:
         role.tick(now)
         nxt = min(times.stop, role.wake(now))
         for fd, ev in role.ep.poll(max(0.0, min(nxt - time.monotonic(), 0.5))):
+            if time.monotonic() >= times.stop:  # a busy batch must not outlive the run
+                break
             role.event(fd, ev)
     return role.result()
 
@@ -364,6 +368,10 @@ class Sender(Role):
     def _finish(self, c: Conn, now: float, error: str = "", cut: bool = False) -> None:
         sent = c.sent
         assert sent is not None
+        if error and now >= self.times.stop:
+            # the receiver closes every connection at the stop: a reset seen after it (a
+            # sender starved of CPU, still handling events) ends the run, not the transfer
+            error, cut = "", True
         try:
             info = tcp_info(c.sock)
             sent.tcp_info = info
