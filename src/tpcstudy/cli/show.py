@@ -16,8 +16,8 @@ from ..emulate.experiments import summary_line as emulate_summary_line
 from ..emulate.experiments.harness import caveats
 from ..errors import UsageError
 from ..io import read_bounded
-from ..study.store import STATUS, Results, load_results
-from ..study.summary import plain, summary_data, summary_text
+from ..study.store import Results, load_results
+from ..study.summary import failed_rows, plain, provenance, summary_data, summary_text
 
 #: summary.csv and verdicts.csv hold one row per arm or pair: far below this.
 _CSV_LIMIT = 64 << 20
@@ -84,14 +84,9 @@ def _emulate(results: Results, as_json: bool) -> str:
     line = emulate_summary_line(results.kind, list(results))
     warnings = caveats(list(results))
     if as_json:
-        return json.dumps(plain({
-            "kind": results.kind, "source": results.source,
-            "git_commit": results.meta.get("git_commit"), "tpcstudy": results.meta.get("tpcstudy"),
-            "started": results.meta.get("started"), "config": results.config,
-            "rows": len(results),
-            "failed_rows": sum(1 for r in results if r.get(STATUS) == "failed"),
-            "summary_line": line, "summary": summary, "verdicts": verdicts,
-            "warnings": warnings}), sort_keys=False)
+        return json.dumps(plain({**provenance(results), "summary_line": line,
+                                 "summary": summary, "verdicts": verdicts,
+                                 "warnings": warnings}), sort_keys=False)
     lines = [line]
     if summary:
         metrics = [c for c in summary[0] if f"{c}_lo" in summary[0] and f"{c}_hi" in summary[0]]
@@ -125,7 +120,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         else:
             text = f"{results.source} ({results.kind}, {len(results)} rows)\n" + \
                 summary_text(results, aggregate=args.aggregate, k=args.k)
-        failed = sum(1 for r in results if r.get(STATUS) == "failed")
+        failed = failed_rows(results)
         if failed and not args.json:
             text += f"\n{failed} failed rows (see the error column of {results.source})"
         print(text)

@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional
 from . import disjoint, maxflow, stats
 from .store import STATUS, Results
 
-__all__ = ["summary_line", "summary_text", "summary_data", "plain"]
+__all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows"]
 
 
 def summary_line(results: Results, *, k: Optional[int] = None,
@@ -37,18 +37,27 @@ def summary_text(results: Results, *, aggregate: str = "topology",
     return stats.format_summary(stats.summarize(results)) + "\n" + line
 
 
+def failed_rows(results: Results) -> int:
+    """How many rows of ``results`` stand for a failed task."""
+    return sum(1 for r in results if r.get(STATUS) == "failed")
+
+
+def provenance(results: Results) -> Dict[str, Any]:
+    """What every ``--json`` summary starts with: kind, source, commit, version, start,
+    settings and row counts."""
+    return {"kind": results.kind, "source": results.source,
+            "git_commit": results.meta.get("git_commit"), "tpcstudy": results.meta.get("tpcstudy"),
+            "started": results.meta.get("started"), "config": results.config,
+            "rows": len(results), "failed_rows": failed_rows(results)}
+
+
 def summary_data(results: Results, *, k: Optional[int] = None,
                  aggregate: str = "topology") -> Dict[str, Any]:
     """The summary as data (``--json``): kind, folder, provenance, row counts, the one-line
     summary and the kind's full summary (for a max-flow study each series with the paper's
     median beside it)."""
-    out: Dict[str, Any] = {
-        "kind": results.kind, "source": results.source,
-        "git_commit": results.meta.get("git_commit"), "tpcstudy": results.meta.get("tpcstudy"),
-        "started": results.meta.get("started"), "config": results.config,
-        "rows": len(results),
-        "failed_rows": sum(1 for r in results if r.get(STATUS) == "failed"),
-        "summary_line": summary_line(results, k=k, aggregate=aggregate)}
+    out: Dict[str, Any] = {**provenance(results),
+                           "summary_line": summary_line(results, k=k, aggregate=aggregate)}
     if results.kind == "maxflow":
         series = []
         for s in maxflow.summarize(results, aggregate=aggregate):
