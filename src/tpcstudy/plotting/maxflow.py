@@ -215,7 +215,7 @@ def plot_maxflow(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         a.grid(True, axis="y", alpha=0.3)
         # below the axes: the boxes can reach any height, a legend inside would hide some
         if a.get_legend_handles_labels()[0]:
-            a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2,
+            a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=1,
                      frameon=False)
         lo, hi = a.get_ylim()
         a.set_ylim(min(lo, -5), hi * 1.05)
