@@ -24,7 +24,8 @@ _banner_done = False
 def _new_highs(highspy: Any) -> Any:
     """A ``highspy.Highs()``; the first one of the process prints HiGHS's banner ("Running HiGHS
     ...", before any option can be set) on the C library's standard output, which would mix it
-    into what tpcstudy prints there (tables, ``--json``): it goes to standard error instead."""
+    into what tpcstudy prints there (tables, ``--json``) and into every notebook cell that
+    solves (Jupyter shows standard error too): it is silenced at the source, into /dev/null."""
     global _banner_done
     with _BANNER:
         if _banner_done:
@@ -36,13 +37,15 @@ def _new_highs(highspy: Any) -> Any:
             saved = os.dup(1)
         except (OSError, AttributeError, ValueError):  # no fd 1, no libc: let it print
             return highspy.Highs()
+        null = os.open(os.devnull, os.O_WRONLY)
         try:
-            os.dup2(2, 1)
+            os.dup2(null, 1)
             h = highspy.Highs()
-            libc.fflush(None)  # the banner is in C's stdio buffer: out now, to fd 2
+            libc.fflush(None)  # the banner is in C's stdio buffer: out now, to /dev/null
         finally:
             os.dup2(saved, 1)
             os.close(saved)
+            os.close(null)
         return h
 
 
