@@ -16,6 +16,7 @@ over the draws), as ``summary.csv`` gives them.
 from __future__ import annotations
 
 import math
+import textwrap
 import zlib
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -106,7 +107,10 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     a.set_ylabel("throughput (link units: 1 = the smallest link's rate)")
     a.set_ylim(0, max([float(r["lp_value"]) for r in ok] + [1.0]) * (1.15 if len(models) <= 4
                                                                      else 1.45))
-    a.set_title(title or "TCP goodput (filled) vs the LP (outline)", fontsize=10)
+    net = (getattr(rows, "config", {}) or {}).get("network") or {}
+    mtu = f", MTU {net['mtu']}" if net.get("mtu") else ""
+    a.set_title(title or "TCP goodput (filled) vs the LP (outline)\n"
+                + "\n".join(textwrap.wrap(f"({_settings(ok)}{mtu})", 50)), fontsize=9)
     # below the axes: inside, it would sit on the tallest bars
     a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False,
              ncol=min(len(models), 5))
@@ -303,7 +307,9 @@ def _settings(rows: Sequence[Mapping[str, Any]]) -> str:
     if _num(r.get("link_mbps")):
         parts.append(f"{float(r['link_mbps']):g} Mbit/s links")
     if _num(r.get("seconds")):
-        parts.append(f"{float(r['seconds']):g} s window after {float(r.get('warmup') or 0):g} s")
+        # the window as run (a row may hold the seconds measured, 9.9999 for 10)
+        parts.append(f"{round(float(r['seconds']), 1):g} s window after "
+                     f"{round(float(r.get('warmup') or 0), 1):g} s")
     draws = len({str(x.get("draw", 0)) for x in rows})
     parts.append(f"{draws} draw{'s' if draws != 1 else ''}")
     return ", ".join(parts)
