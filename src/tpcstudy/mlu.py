@@ -229,7 +229,6 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
                     for i in want]
             n_new = add(want.tolist(), _segment_columns(topo, hops), [("sr",) + h for h in hops])
         else:
-            from scipy.sparse import csr_matrix
             from scipy.sparse.csgraph import dijkstra
 
             w = y + 1e-12  # zero-dual arcs stay in the sparse graph
@@ -238,7 +237,7 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
             n_new = 0
             if len(want):
                 src = np.unique(S[want])
-                g = csr_matrix((w, (ap.src, ap.dst)), shape=(topo.num_nodes, topo.num_nodes))
+                g = ap.pricing_graph(w)
                 _, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
                 arc_keys = ap.from_pred(pred, np.searchsorted(src, S[want]), S[want], T[want])
                 cols = [(np.asarray(a, dtype=np.int64), np.ones(len(a))) for a in arc_keys]

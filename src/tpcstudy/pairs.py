@@ -20,10 +20,22 @@ import numpy as np
 from .errors import UsageError
 from .topology import Topology
 
-__all__ = ["edge_router_pairs", "router_pairs", "heavy_pairs", "sample_indices", "PAIR_MODES"]
+__all__ = ["edge_router_pairs", "router_pairs", "heavy_pairs", "sample_indices", "PAIR_MODES",
+           "ROUNDINGS", "heavy_rule"]
 
 #: ``"edge"``: ordered pairs of distinct edge routers; ``"all"``: of distinct routers.
 PAIR_MODES = ("edge", "all")
+#: How ``share x #pairs`` becomes a count of heavy hitters (at least one): ``ceil`` is the
+#: study's rule (docs/method.md §4); ``round`` (half up) is a variant that brackets the paper.
+ROUNDINGS = ("ceil", "round")
+
+
+def heavy_rule(*, ordered: bool = True, rounding: str = "ceil") -> str:
+    """The sentence results record for how heavy hitters are drawn (the study's rule's sentence
+    is the one results folders have always recorded)."""
+    return (f"heavy_pairs: numpy default_rng(seed).choice of {rounding}(x * #pairs) "
+            f"{'ordered' if ordered else 'unordered (source < target)'} edge-router pairs, "
+            "sorted")
 
 
 def edge_router_pairs(topo: Topology, routers: Optional[np.ndarray] = None) -> np.ndarray:
@@ -56,17 +68,20 @@ def sample_indices(total: int, count: int, seed: int) -> np.ndarray:
 @overload
 def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
                 fraction: Optional[float] = None, seed: int,
-                names: Literal[False] = False) -> np.ndarray: ...
+                names: Literal[False] = False, ordered: bool = True,
+                rounding: str = "ceil") -> np.ndarray: ...
 
 
 @overload
 def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
                 fraction: Optional[float] = None, seed: int,
-                names: Literal[True]) -> List[Tuple[str, str]]: ...
+                names: Literal[True], ordered: bool = True,
+                rounding: str = "ceil") -> List[Tuple[str, str]]: ...
 
 
 def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
-                fraction: Optional[float] = None, seed: int, names: bool = False
+                fraction: Optional[float] = None, seed: int, names: bool = False,
+                ordered: bool = True, rounding: str = "ceil"
                 ) -> Union[np.ndarray, List[Tuple[str, str]]]:
     """A uniformly random sample of the ordered edge-router pairs: the heavy hitters.
 
@@ -80,6 +95,11 @@ def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
     target)`` router names (what every other call of the API takes and returns; both forms are
     accepted by :func:`~tpcstudy.max_flow`). Empty when the topology has fewer than two edge
     routers.
+
+    ``ordered=False`` and ``rounding="round"`` are variants, not the study's rule: the sample is
+    then drawn from the unordered pairs (each as source < target), or holds
+    ``round(fraction * #pairs)`` pairs (half up, at least one). They bracket the TPC paper's
+    numbers (``tpcstudy reproduce``).
 
     Raises
     ------
@@ -101,9 +121,14 @@ def heavy_pairs(topo: Topology, *, percent: Optional[float] = None,
                              + (f" (for {fraction:g} %, pass percent={fraction:g})"
                                 if 1 < fraction <= 100 else ""))
         share = fraction
+    if rounding not in ROUNDINGS:
+        raise UsageError(f"heavy_pairs: rounding {rounding!r}: choose from {', '.join(ROUNDINGS)}")
     pairs = edge_router_pairs(topo)
+    if not ordered:
+        pairs = pairs[pairs[:, 0] < pairs[:, 1]]
     if len(pairs) > 0:
-        count = max(1, math.ceil(share * len(pairs) - 1e-9))
+        x = share * len(pairs)
+        count = max(1, math.ceil(x - 1e-9) if rounding == "ceil" else math.floor(x + 0.5 + 1e-9))
         pairs = pairs[sample_indices(len(pairs), count, seed)]
     if names:
         return [(topo.names[s], topo.names[t]) for s, t in pairs.tolist()]

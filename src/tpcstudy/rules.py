@@ -20,12 +20,17 @@ import numpy as np
 
 from .errors import TopologyFormatError, UsageError
 
-__all__ = ["CAPACITY_RULES", "WEIGHT_RULES", "FIBRE_KM_PER_MS", "DEFAULT_ZOO_SPEED",
-           "EARTH_RADIUS_KM", "great_circle_km", "check_rules", "raw_capacities", "arc_weights",
-           "fill_delays"]
+__all__ = ["CAPACITY_RULES", "WEIGHT_RULES", "LINK_RULES", "check_links", "FIBRE_KM_PER_MS",
+           "DEFAULT_ZOO_SPEED", "EARTH_RADIUS_KM", "great_circle_km", "check_rules",
+           "raw_capacities", "arc_weights", "fill_delays"]
 
 CAPACITY_RULES = ("uniform", "zoo", "file")
 WEIGHT_RULES = ("hop", "inverse-capacity", "distance", "file")
+#: How parallel links are read (docs/method.md §1-2): ``merged`` collapses them into one link
+#: (capacities add up), prunes the simple graph's 2-core and keeps its largest component;
+#: ``multigraph`` keeps each as a link of its own (its own capacity, weight and ECMP share),
+#: prunes by link count and keeps every component: the TPC paper's topology set.
+LINK_RULES = ("merged", "multigraph")
 
 #: Speed of light in fibre, km per ms (about 2/3 of c), used to turn distances into delays.
 FIBRE_KM_PER_MS = 200.0
@@ -49,6 +54,12 @@ def check_rules(capacity: str, weight: str) -> None:
                          f"{', '.join(CAPACITY_RULES)}")
     if weight not in WEIGHT_RULES:
         raise UsageError(f"unknown weight rule {weight!r}; choose from {', '.join(WEIGHT_RULES)}")
+
+
+def check_links(links: str) -> None:
+    """Raise :class:`~tpcstudy.errors.UsageError` for an unknown link rule."""
+    if links not in LINK_RULES:
+        raise UsageError(f"unknown link rule {links!r}; choose from {', '.join(LINK_RULES)}")
 
 
 def raw_capacities(speeds: np.ndarray, capacity: str) -> Tuple[np.ndarray, str]:

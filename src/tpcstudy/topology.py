@@ -1,7 +1,9 @@
 """The :class:`Topology`: routers, links, capacities and IGP weights (docs/method.md §1-2).
 
-A topology is an undirected graph whose parallel links are already collapsed: link ``i`` joins
-``link_u[i] < link_v[i]`` and becomes two directed arcs, ``2 i`` (u to v) and ``2 i + 1`` (v to u).
+A topology is an undirected graph: link ``i`` joins ``link_u[i] < link_v[i]`` and becomes two
+directed arcs, ``2 i`` (u to v) and ``2 i + 1`` (v to u). Under the ``merged`` link rule (the
+default) parallel links are already collapsed into one; under ``multigraph`` each is a link of its
+own, so two links may join the same routers (``topo.meta["links"]`` says which).
 Capacity and IGP weight are per arc (REPETITA files may give each direction its own); multiplicity
 and delay are per link. Node ids follow the order of the input file.
 """
@@ -18,7 +20,7 @@ import numpy as np
 import tpcstudy._core as _core
 
 from .errors import TopologyFormatError, UsageError
-from .rules import arc_weights, check_rules, fill_delays, raw_capacities
+from .rules import arc_weights, check_links, check_rules, fill_delays, raw_capacities
 
 __all__ = ["Topology", "RawEdge", "EdgeArrays", "build_topology", "prune"]
 
@@ -162,13 +164,20 @@ class Topology:
         return np.minimum(self.arc_capacity[0::2], self.arc_capacity[1::2])
 
     @property
+    def links_rule(self) -> str:
+        """``merged`` or ``multigraph`` (docs/method.md §1)."""
+        return str(self.meta.get("links", "merged"))
+
+    @property
     def degree(self) -> np.ndarray:
-        """Number of neighbours of each router (links are already collapsed)."""
+        """Number of links of each router: its neighbours under ``merged`` (parallel links are
+        one), its links counting parallel ones under ``multigraph``."""
         return np.bincount(np.concatenate([self.link_u, self.link_v]), minlength=self.num_nodes)
 
     @property
     def edge_routers(self) -> List[str]:
-        """Routers with exactly two neighbours (docs/method.md §2), in id order."""
+        """Routers with exactly two links (docs/method.md §2: two neighbours under ``merged``,
+        two links counting parallel ones under ``multigraph``), in id order."""
         return [self._nodes[i] for i in np.flatnonzero(self.degree == 2).tolist()]
 
     @property
@@ -188,7 +197,8 @@ class Topology:
                          + (f"; did you mean {', '.join(map(repr, near))}?" if near else ""))
 
     def arc_of(self, u: Any, v: Any) -> int:
-        """Id of the directed arc from router ``u`` to router ``v``."""
+        """Id of the directed arc from router ``u`` to router ``v`` (of the first of parallel
+        links, under ``multigraph``)."""
         iu, iv = self.index_of(u), self.index_of(v)
         lo, hi = min(iu, iv), max(iu, iv)
         hit = np.flatnonzero((self.link_u == lo) & (self.link_v == hi))
@@ -210,6 +220,39 @@ class Topology:
             return math.nan
         return float(known) / self.num_links
 
+    def merged(self) -> "Topology":
+        """This topology with parallel links collapsed as the ``merged`` rule collapses them
+        (capacities add up; least weight and delay; multiplicity counted), router ids
+        unchanged; ``self`` when no two links join the same routers."""
+        if not self.has_parallel_links():
+            return self
+        n = max(self.num_nodes, 1)
+        codes, link_of = np.unique(self.link_u.astype(np.int64) * n + self.link_v,
+                                   return_inverse=True)
+        link_of = link_of.reshape(-1)
+        m = len(codes)
+        cap = np.zeros(2 * m)
+        cap[0::2] = np.bincount(link_of, weights=self.arc_capacity[0::2], minlength=m)
+        cap[1::2] = np.bincount(link_of, weights=self.arc_capacity[1::2], minlength=m)
+        w = np.full(2 * m, np.inf)
+        np.minimum.at(w, 2 * link_of, self.arc_weight[0::2])
+        np.minimum.at(w, 2 * link_of + 1, self.arc_weight[1::2])
+        delay = np.full(m, np.inf)
+        np.minimum.at(delay, link_of, np.where(np.isnan(self.delay), np.inf, self.delay))
+        delay[np.isinf(delay)] = np.nan
+        mult = np.bincount(link_of, weights=self.multiplicity, minlength=m).astype(np.int32)
+        return Topology(self.name, self._nodes, (codes // n).astype(np.int32),
+                        (codes % n).astype(np.int32), cap, w, multiplicity=mult, delay=delay,
+                        latitude=self.latitude, longitude=self.longitude,
+                        internal=self.internal, meta={**self.meta, "links": "merged"})
+
+    def has_parallel_links(self) -> bool:
+        """Do two links join the same two routers (possible under ``multigraph`` only)?"""
+        if self.num_links < 2:
+            return False
+        code = self.link_u.astype(np.int64) * self.num_nodes + self.link_v
+        return bool(len(np.unique(code)) < len(code))
+
     def __repr__(self) -> str:
         return f"<Topology {self.name!r}: {self.num_nodes} routers, {self.num_links} links>"
 
@@ -217,13 +260,17 @@ class Topology:
     def to_networkx(self) -> Any:
         """A networkx graph with ``capacity``, ``weight``, ``multiplicity`` and ``delay`` attributes.
 
-        An ``nx.Graph`` when both directions of every link agree, else an ``nx.DiGraph``.
+        An ``nx.Graph`` when both directions of every link agree, else an ``nx.DiGraph``; their
+        ``Multi`` kinds when two links join the same routers (``multigraph`` rule).
         """
         import networkx as nx  # ~60 ms to import; only this conversion needs it here
 
         sym = (np.array_equal(self.arc_weight[0::2], self.arc_weight[1::2])
                and np.array_equal(self.arc_capacity[0::2], self.arc_capacity[1::2]))
-        g = nx.Graph() if sym else nx.DiGraph()
+        if self.has_parallel_links():
+            g = nx.MultiGraph() if sym else nx.MultiDiGraph()
+        else:
+            g = nx.Graph() if sym else nx.DiGraph()
         g.graph.update(name=self.name, **{k: v for k, v in self.meta.items() if _plain(v)})
         for i, x in enumerate(self._nodes):
             attrs: Dict[str, Any] = {"id": i, "internal": int(self.internal[i])}
@@ -273,21 +320,32 @@ def build_topology(
     internal: Optional[Sequence[int]] = None,
     meta: Optional[Mapping[str, Any]] = None,
     source: str = "",
+    links: str = "merged",
 ) -> Topology:
-    """Collapse raw edges into a :class:`Topology`, applying the capacity and weight rules.
+    """Turn raw edges into a :class:`Topology`, applying the link, capacity and weight rules.
 
     The rules are those of :mod:`tpcstudy.rules` (docs/method.md §1), each recorded in
-    ``topo.meta``. Parallel links: capacities add up, the IGP weight is the smallest (what the
-    IGP uses), the delay the smallest, the multiplicity counts them. Self-loops are dropped.
+    ``topo.meta``. Parallel links under ``merged``: capacities add up, the IGP weight is the
+    smallest (what the IGP uses), the delay the smallest, the multiplicity counts them. Under
+    ``multigraph`` each stays a link of its own (multiplicity 1); directed edges (REPETITA) are
+    paired into links in file order: the i-th u -> v edge with the i-th v -> u edge.
+    Self-loops are dropped.
     """
     check_rules(capacity, weight)
+    check_links(links)
     n = len(nodes)
     lat = np.full(n, np.nan) if latitude is None else np.asarray(latitude, dtype=np.float64)
     lon = np.full(n, np.nan) if longitude is None else np.asarray(longitude, dtype=np.float64)
     ea = edges if isinstance(edges, EdgeArrays) else EdgeArrays.of(edges)
-    ea = ea.take(ea.u != ea.v)  # self-loops dropped
+    loops = ea.u == ea.v
+    # self-loops dropped; their routers kept in meta (a directed loop is listed both ways)
+    loop_at = np.repeat(ea.u[loops], np.where(ea.directed[loops], 1, 2))
+    ea = ea.take(~loops)
     meta = dict(meta or {})
+    if len(loop_at):
+        meta["self_loop_routers"] = [str(nodes[i]) for i in np.sort(loop_at)[::2].tolist()]
     meta.setdefault("source", source)
+    meta["links"] = links
 
     # ---- capacity per raw edge
     speeds = ea.speed
@@ -305,22 +363,35 @@ def build_topology(
 
     # ---- group by unordered pair (links in (min, max) order) and direction
     lo, hi = np.minimum(ea.u, ea.v).astype(np.int64), np.maximum(ea.u, ea.v).astype(np.int64)
-    codes, link_of = np.unique(lo * max(n, 1) + hi, return_inverse=True)
-    link_of = link_of.reshape(-1)
-    m = len(codes)
-    link_u = (codes // max(n, 1)).astype(np.int32)
-    link_v = (codes % max(n, 1)).astype(np.int32)
     fw = ~ea.directed | (ea.u == lo)  # the edge carries the link's u -> v direction
     bw = ~ea.directed | (ea.u == hi)
+    pair = lo * max(n, 1) + hi
+    if links == "multigraph":
+        link_of, m = _multigraph_links(pair, ea.directed, fw)
+        link_u, link_v = np.zeros(m, dtype=np.int32), np.zeros(m, dtype=np.int32)
+        link_u[link_of], link_v[link_of] = lo, hi
+    else:
+        codes, link_of = np.unique(pair, return_inverse=True)
+        link_of = link_of.reshape(-1)
+        m = len(codes)
+        link_u = (codes // max(n, 1)).astype(np.int32)
+        link_v = (codes % max(n, 1)).astype(np.int32)
     n_fw = np.bincount(link_of, weights=fw, minlength=m)
     n_bw = np.bincount(link_of, weights=bw, minlength=m)
     one_way = np.flatnonzero((n_fw == 0) | (n_bw == 0))
     if len(one_way):  # links are undirected (docs/method.md §1): never invent a direction
         e = int(np.flatnonzero(link_of == one_way[0])[0])
         a, b = nodes[ea.u[e]], nodes[ea.v[e]]
-        raise TopologyFormatError(source, ea.line_of(e), f"the arc {a} -> {b} is listed but not "
-                                  f"{b} -> {a}: links are undirected here, list both directions "
-                                  "(for a networkx DiGraph whose arcs stand for links: "
+        times = ""
+        if links == "multigraph":
+            same = pair == pair[e]
+            k_ab = int(np.count_nonzero(same & (ea.u == ea.u[e])))
+            times = f" {k_ab} times but {b} -> {a} {int(np.count_nonzero(same)) - k_ab} times"
+        raise TopologyFormatError(source, ea.line_of(e), f"the arc {a} -> {b} is listed"
+                                  f"{times or ' but not ' + b + ' -> ' + a}: links are "
+                                  "undirected here, list both directions "
+                                  + ("once per parallel link " if times else "")
+                                  + "(for a networkx DiGraph whose arcs stand for links: "
                                   "g.to_undirected())")
     arc_cap = np.zeros(2 * m)
     arc_cap[0::2] = np.bincount(link_of, weights=np.where(fw, cap, 0.0), minlength=m)
@@ -349,18 +420,67 @@ def build_topology(
                     latitude=lat, longitude=lon, internal=internal, meta=meta)
 
 
-# --------------------------------------------------------------------------- pruning
-def prune(topo: Topology) -> Topology:
-    """Keep the 2-core, then its largest connected component (docs/method.md §2).
+def _multigraph_links(pair: np.ndarray, directed: np.ndarray,
+                      fw: np.ndarray) -> Tuple[np.ndarray, int]:
+    """The link of every raw edge under ``multigraph``, links in (pair, file) order: an
+    undirected edge is a link; the i-th directed edge one way between two routers and the i-th
+    the other way make one (a direction listed more often leaves a link with one direction,
+    which the caller refuses)."""
+    # group: the pair, then undirected (0) / directed forwards (1) / backwards (2)
+    group = pair * 3 + np.where(directed, np.where(fw, 1, 2), 0)
+    order = np.lexsort((np.arange(len(pair)), group))
+    g_sorted = group[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(g_sorted)) + 1] if len(order) else np.zeros(0, int)
+    rank = np.empty(len(pair), dtype=np.int64)
+    first = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    rank[order] = np.arange(len(order)) - first
+    key = (pair * 2 + directed) * (int(rank.max(initial=0)) + 1) + rank
+    _, link_of = np.unique(key, return_inverse=True)
+    link_of = link_of.reshape(-1)
+    return link_of, int(link_of.max(initial=-1)) + 1
 
-    Ties between equally large components go to the one holding the smallest router id.
+
+# --------------------------------------------------------------------------- pruning
+def _link_count_core(topo: Topology) -> np.ndarray:
+    """Routers kept by repeatedly removing those with at most one link, counting parallel links
+    (the ``multigraph`` rule's pruning)."""
+    n = topo.num_nodes
+    ends = np.concatenate([topo.link_u, topo.link_v]).astype(np.int64)
+    other = np.concatenate([topo.link_v, topo.link_u]).astype(np.int64)
+    order = np.argsort(ends, kind="stable")
+    nbr = other[order]
+    off = np.r_[0, np.cumsum(np.bincount(ends, minlength=n))]
+    deg = np.bincount(ends, minlength=n)
+    keep = np.ones(n, dtype=bool)
+    stack = np.flatnonzero(deg <= 1).tolist()
+    keep[stack] = False
+    while stack:
+        u = stack.pop()
+        for v in nbr[off[u]:off[u + 1]].tolist():
+            deg[v] -= 1
+            if keep[v] and deg[v] <= 1:
+                keep[v] = False
+                stack.append(v)
+    return keep
+
+
+def prune(topo: Topology) -> Topology:
+    """Remove tree parts (docs/method.md §2).
+
+    ``merged`` topologies: keep the 2-core of the simple graph, then its largest connected
+    component (ties go to the one holding the smallest router id). ``multigraph`` topologies:
+    repeatedly remove routers with at most one link, counting parallel links, and keep every
+    component (the TPC paper's rule).
     """
     if not isinstance(topo, Topology):
         raise TypeError(f"prune() takes a tpcstudy Topology, not {type(topo).__module__}."
                         f"{type(topo).__name__}; make one with tpcstudy.read_topology(graph) "
                         "(a file or a networkx graph)")
-    keep = np.asarray(_core.two_core(topo.graph), dtype=bool)
-    if keep.any():
+    if topo.links_rule == "multigraph":
+        keep = _link_count_core(topo)
+    else:
+        keep = np.asarray(_core.two_core(topo.graph), dtype=bool)
+    if keep.any() and topo.links_rule != "multigraph":
         sub = topo.subgraph(keep)
         comp = np.asarray(_core.connected_components(sub.graph))
         labels, counts = np.unique(comp, return_counts=True)

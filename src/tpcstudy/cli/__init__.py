@@ -24,8 +24,8 @@ from .options import Parser
 __all__ = ["main", "build_parser", "VERBS"]
 
 #: The verb modules of this package, in help order.
-VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "export", "plot", "show", "emulate",
-         "agent", "completion")
+VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "reproduce", "export", "plot", "show",
+         "emulate", "agent", "completion")
 
 
 def build_parser() -> argparse.ArgumentParser:

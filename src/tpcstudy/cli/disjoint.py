@@ -59,6 +59,7 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     checked_jobs(args)
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
+                            links=args.links,
                             threads=args.threads if args.threads is not None else os.cpu_count() or 1)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:

@@ -75,7 +75,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not args.topo or not args.out:
         raise UsageError("export needs --topo and --out (or --inspect FILE)")
     apply_mirror(args)
-    topos = list(read_topologies(args.topo, capacity=args.capacity, weight=args.weight))
+    topos = list(read_topologies(args.topo, capacity=args.capacity, weight=args.weight,
+                                 links=args.links))
     many = len(topos) > 1
     if many and (args.plan or args.pairs):
         raise UsageError("--plan and --pairs apply to one topology; --topo names "

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..lp import SOLVERS
+from ..pairs import ROUNDINGS
 from ..study.executors import executor_scope
 from ..study.maxflow import (
     AGGREGATES,
@@ -60,6 +61,12 @@ def register(sub: Any) -> None:
                    help="bound each pair by a demand: a REPETITA .demands file, or 'auto' for the "
                         "NAME.*.demands next to each NAME.graph (pairs = the demand matrix)")
     p.add_argument("--no-prune", action="store_true", help="do not prune tree parts")
+    p.add_argument("--pair-order", choices=("ordered", "unordered"), default="ordered",
+                   help="draw heavy hitters from ordered edge-router pairs (default, the study's "
+                        "rule) or unordered ones (a variant that brackets the paper)")
+    p.add_argument("--rounding", choices=ROUNDINGS, default="ceil",
+                   help="heavy-hitter count: ceil(x * #pairs) (default) or round(x * #pairs) "
+                        "(a variant); at least one")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="seconds per model solve; a row over it is marked failed")
     p.add_argument("--write-lp", default=None, metavar="FILE",
@@ -88,7 +95,8 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         models=tuple(parse_list(args.models, str, "--models")), ks=parse_k_list(args.k),
         subflows=tuple(parse_list(args.subflows, int, "--subflows")) if args.subflows else (),
         capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
-        prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp)
+        prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp,
+        links=args.links, ordered=args.pair_order == "ordered", rounding=args.rounding)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = run_maxflow_study(args.topo, args.out, config, jobs=args.jobs,

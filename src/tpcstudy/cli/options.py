@@ -15,7 +15,7 @@ from ..errors import UsageError
 from ..io import ZOO
 from ..io.specs import data_spec
 from ..paths import MAX_K
-from ..rules import CAPACITY_RULES, WEIGHT_RULES
+from ..rules import CAPACITY_RULES, LINK_RULES, WEIGHT_RULES
 from ..study.executors import EXECUTORS
 from ..study.store import load_results
 from ..study.summary import summary_data
@@ -58,8 +58,12 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"tpcstudy: error: {verb + ': ' if verb else ''}{message}\n")
 
 
-def add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = True) -> None:
-    """``--topo``, ``--capacity``, ``--weight`` and ``--mirror``."""
+def add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = True,
+                         refuse_multigraph: str = "") -> None:
+    """``--topo``, ``--capacity``, ``--weight``, ``--links`` and ``--mirror``.
+
+    ``refuse_multigraph``: why this command cannot take ``--links multigraph`` (it is then
+    refused, with that reason, as the command line is read)."""
     p.add_argument("--topo", required=topo_required, metavar="SPEC",
                    help="a topology file (.gml, .graphml, .graph), a folder, a glob, 'zoo' (the "
                         "whole Topology Zoo, fetched on first use), 'zoo/NAME', "
@@ -71,6 +75,19 @@ def add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = Tr
     p.add_argument("--weight", choices=WEIGHT_RULES, default="hop",
                    help="IGP weights: hop (default), inverse-capacity, great-circle distance, or "
                         "the file's own (REPETITA)")
+    def links_rule(text: str) -> str:
+        if text not in LINK_RULES:
+            raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from "
+                                             f"{', '.join(LINK_RULES)})")
+        if text == "multigraph" and refuse_multigraph:
+            raise argparse.ArgumentTypeError(f"multigraph: {refuse_multigraph}")
+        return text
+
+    p.add_argument("--links", type=links_rule, default="merged", metavar="{merged,multigraph}",
+                   help="parallel links: merged into one (default; prune the simple graph's "
+                        "2-core, keep its largest component) or multigraph (each its own arc "
+                        "with its own ECMP share; prune and find edge routers by link count, keep "
+                        "every component: the TPC paper's topology set)")
     p.add_argument("--mirror", metavar="DIR",
                    help="a local mirror of the data set --topo names (Topology Zoo: a folder of "
                         "NAME.gml or gml.tar.gz, or an http(s) folder URL; REPETITA: a folder "

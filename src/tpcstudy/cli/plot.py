@@ -77,7 +77,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise UsageError("--format: empty list")
     inputs: List[Results] = [load_results(p) for p in args.inputs]
     if args.topo:
-        inputs.append(topo_stats(args.topo, capacity=args.capacity, weight=args.weight))
+        inputs.append(topo_stats(args.topo, capacity=args.capacity, weight=args.weight,
+                                 links=args.links))
     if not inputs:
         raise UsageError("nothing to plot: give result folders or files, or --topo SPEC")
     kinds: Dict[str, int] = defaultdict(int)

@@ -31,7 +31,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     errors: List[str] = []
     for path in progress(files, len(files), "topo stats", not args.no_progress):
         try:
-            topo = read_topology(path, capacity=args.capacity, weight=args.weight)
+            topo = read_topology(path, capacity=args.capacity, weight=args.weight,
+                                 links=args.links)
         except TpcStudyError as exc:
             errors.append(str(exc))
             continue

@@ -150,22 +150,30 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         the_plan.loopback(r)
 
     factor, bw_rule = _mbps_factor(t, link_mbps)
-    arc_of = {(int(u), int(v)): a for a, (u, v) in
-              enumerate(zip(t.arc_src.tolist(), t.arc_dst.tolist()))}
     link_delay = np.where(np.isnan(t.delay), 0.0, t.delay).tolist()
     cap = (t.arc_capacity * factor).tolist()
     weight = t.arc_weight.tolist()
+    # Each hop u -> v: its IGP weight, the capacity ECMP gives it and its delay. Parallel links
+    # (multigraph) share a hop: the IGP uses those of the least weight, together.
+    hop: Dict[Tuple[int, int], Tuple[float, float, float]] = {}
+    for a, (u, v) in enumerate(zip(t.arc_src.tolist(), t.arc_dst.tolist())):
+        w, c, d = weight[a], cap[a], link_delay[a // 2]
+        old = hop.get((u, v))
+        if old is None or w < old[0]:
+            hop[(u, v)] = (w, c, d)
+        elif w == old[0]:
+            hop[(u, v)] = (w, old[1] + c, min(old[2], d))
     loop = {r: the_plan.loopbacks.get(r) for r in names}
 
     def record(route: List[int], wps: List[int]) -> PathRecord:
-        arcs = [arc_of[(u, v)] for u, v in zip(route[:-1], route[1:])]
+        hops = [hop[(u, v)] for u, v in zip(route[:-1], route[1:])]
         return PathRecord(
             nodes=[names[x] for x in route],
             segments=[loop[names[w]] or the_plan.loopback(names[w]) for w in wps],
             waypoints=[names[w] for w in wps],
-            bw_mbps=float(min(cap[a] for a in arcs)) if arcs else 0.0,
-            delay_ms=float(sum(link_delay[a // 2] for a in arcs)),
-            igp_cost=float(sum(weight[a] for a in arcs)))
+            bw_mbps=float(min(h[1] for h in hops)) if hops else 0.0,
+            delay_ms=float(sum(h[2] for h in hops)),
+            igp_cost=float(sum(h[0] for h in hops)))
 
     src = np.array([t.index_of(s) for s, _ in pair_list], dtype=np.int32)
     dst = np.array([t.index_of(d) for _, d in pair_list], dtype=np.int32)

@@ -109,7 +109,7 @@ def parse_gml(text: str, path: Path, collapse: Optional[Collapse] = None) -> Gml
     return stack[0]
 
 
-def read_gml(path: Path, capacity: str, weight: str) -> Topology:
+def read_gml(path: Path, capacity: str, weight: str, links: str = "merged") -> Topology:
     """Read a Zoo GML file into a :class:`~tpcstudy.topology.Topology`.
 
     Node and edge blocks are turned into compact lists as they close, so memory stays a small
@@ -192,4 +192,4 @@ def read_gml(path: Path, capacity: str, weight: str) -> Topology:
         meta["zoo_version"] = str(gattrs["SourceGitVersion"])
     return build_topology(name, unique_names(labels, ids), edges, capacity=capacity, weight=weight,
                           latitude=lat, longitude=lon, internal=internal, meta=meta,
-                          source=str(path))
+                          source=str(path), links=links)

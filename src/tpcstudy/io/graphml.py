@@ -14,7 +14,7 @@ from ._parse import number, opt_float, read_text, unique_names
 __all__ = ["read_graphml"]
 
 
-def read_graphml(path: Path, capacity: str, weight: str) -> Topology:
+def read_graphml(path: Path, capacity: str, weight: str, links: str = "merged") -> Topology:
     """Read a GraphML file into a :class:`~tpcstudy.topology.Topology`."""
     data = read_text(path).encode("utf-8")
     parser = expat.ParserCreate(namespace_separator=" ")
@@ -122,4 +122,4 @@ def read_graphml(path: Path, capacity: str, weight: str) -> Topology:
         meta["zoo_version"] = gattrs["SourceGitVersion"]
     return build_topology(path.stem, unique_names(labels, ids), raw, capacity=capacity,
                           weight=weight, latitude=lat, longitude=lon, internal=internal, meta=meta,
-                          source=str(path))
+                          source=str(path), links=links)

@@ -29,7 +29,7 @@ def _number(d: Any, keys: Any, u: Any, v: Any, where: str) -> float:
     return math.nan
 
 
-def from_networkx(g: Any, capacity: str, weight: str, name: Optional[str]) -> Topology:
+def from_networkx(g: Any, capacity: str, weight: str, name: Optional[str], links: str = "merged") -> Topology:
     """A networkx graph (any of Graph, DiGraph, MultiGraph, MultiDiGraph) as a Topology."""
     where = f"networkx graph {name or g.graph.get('name') or ''}".strip()
     if g.number_of_nodes() == 0:
@@ -52,4 +52,4 @@ def from_networkx(g: Any, capacity: str, weight: str, name: Optional[str]) -> To
     meta = {"format": "networkx", "raw_links": len(raw)}
     return build_topology(name or str(g.graph.get("name") or "networkx"), names, raw,
                           capacity="file" if capacity == "zoo" else capacity, weight=weight,
-                          latitude=lat, longitude=lon, meta=meta, source=where)
+                          latitude=lat, longitude=lon, meta=meta, source=where, links=links)

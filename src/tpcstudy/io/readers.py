@@ -27,7 +27,7 @@ Source = Union[str, "os.PathLike[str]", Any]
 
 
 def read_topology(source: Source, *, capacity: str = "uniform", weight: str = "hop",
-                  name: Optional[str] = None) -> Topology:
+                  name: Optional[str] = None, links: str = "merged") -> Topology:
     """Read one topology.
 
     Parameters
@@ -45,10 +45,13 @@ def read_topology(source: Source, *, capacity: str = "uniform", weight: str = "h
         ``"hop"`` (the default), ``"inverse-capacity"``, ``"distance"`` or ``"file"``.
     name
         The topology's name (default: the file name without its suffix).
+    links
+        ``"merged"`` (parallel links collapsed into one, the default) or ``"multigraph"``
+        (each a link of its own, as the TPC paper counts them); docs/method.md §1-2.
     """
     if not isinstance(source, (str, os.PathLike)):
         if hasattr(source, "nodes") and hasattr(source, "edges"):
-            return from_networkx(source, capacity, weight, name)
+            return from_networkx(source, capacity, weight, name, links)
         raise UsageError(f"cannot read a topology from {type(source).__name__}")
     text = os.fspath(source)
     named = data_spec(text)
@@ -65,11 +68,11 @@ def read_topology(source: Source, *, capacity: str = "uniform", weight: str = "h
         raise UsageError(f"{path} is a folder; use read_topologies for several topologies")
     suffix = path.suffix.lower()
     if suffix == ".gml":
-        topo = read_gml(path, capacity, weight)
+        topo = read_gml(path, capacity, weight, links)
     elif suffix == ".graphml":
-        topo = read_graphml(path, capacity, weight)
+        topo = read_graphml(path, capacity, weight, links)
     elif suffix == ".graph":
-        topo = read_graph(path, capacity, weight)
+        topo = read_graph(path, capacity, weight, links)
     else:
         raise TopologyFormatError(path, None, f"unknown topology format {suffix!r} "
                                   f"(expected one of {', '.join(TOPOLOGY_SUFFIXES)})")
@@ -78,9 +81,9 @@ def read_topology(source: Source, *, capacity: str = "uniform", weight: str = "h
     return topo
 
 
-def read_topologies(spec: Spec, *, capacity: str = "uniform",
-                    weight: str = "hop") -> Iterator[Topology]:
+def read_topologies(spec: Spec, *, capacity: str = "uniform", weight: str = "hop",
+                    links: str = "merged") -> Iterator[Topology]:
     """Every topology a ``--topo`` value (or a list of them) names, in the order of
     :func:`~tpcstudy.io.specs.topology_files`."""
     for path in topology_files(spec):
-        yield read_topology(path, capacity=capacity, weight=weight)
+        yield read_topology(path, capacity=capacity, weight=weight, links=links)

@@ -84,20 +84,21 @@ def _no_more(lines: List[str], start: int, word: str, count: int, path: Path) ->
                                       f"more follow: {lines[i].strip()!r} (fix the count)")
 
 
-def read_graph(path: Path, capacity: str, weight: str) -> Topology:
+def read_graph(path: Path, capacity: str, weight: str, links: str = "merged") -> Topology:
     """Read a REPETITA ``.graph`` file (capacity ``zoo`` means the file's own, ``file``)."""
     text = read_text(path)
     bar = progress_bar(path, len(text))
     lines = text.split("\n")
     del text
     try:
-        return _graph(path, lines, capacity, weight, bar)
+        return _graph(path, lines, capacity, weight, bar, links)
     finally:
         if bar is not None:
             bar.close()
 
 
-def _graph(path: Path, lines: List[str], capacity: str, weight: str, bar: Any) -> Topology:
+def _graph(path: Path, lines: List[str], capacity: str, weight: str, bar: Any,
+           links: str) -> Topology:
     n, i = _header(lines, 0, "NODES", path)
     if n == 0:
         raise TopologyFormatError(path, 1, "NODES 0: the graph has no nodes")
@@ -129,7 +130,7 @@ def _graph(path: Path, lines: List[str], capacity: str, weight: str, bar: Any) -
     cap_rule = "file" if capacity == "zoo" else capacity
     return build_topology(path.stem, unique_names(labels, list(range(n))), edges, capacity=cap_rule,
                           weight=weight, latitude=nodes[2], longitude=nodes[1], meta=meta,
-                          source=str(path))
+                          source=str(path), links=links)
 
 
 def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None) -> np.ndarray:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -113,6 +113,7 @@ class ArcPaths:
         code = self.src * self.n + self.dst
         self.order = np.argsort(code, kind="stable")
         self.code = code[self.order]
+        self.parallel = bool(len(code) > 1 and np.any(self.code[1:] == self.code[:-1]))
         # The arc id of u -> v by one lookup (parallel arcs: the smallest id, written last),
         # instead of a binary search per hop.
         self.table: Optional[np.ndarray] = None
@@ -121,6 +122,26 @@ class ArcPaths:
             rev = np.arange(len(code) - 1, -1, -1)
             table[code[rev]] = rev
             self.table = table
+
+    def pricing_graph(self, w: np.ndarray) -> Any:
+        """The scipy sparse graph of arc lengths ``w`` (all > 0) for a path search. With
+        parallel arcs (``--links multigraph``) it holds the cheapest arc of each router pair
+        (smallest id on ties: scipy would add parallel entries up), and the paths recovered
+        after it (:meth:`from_pred`) use those arcs."""
+        from scipy.sparse import csr_matrix  # ~80 ms to import; only path pricing needs it
+
+        src, dst = self.src, self.dst
+        if self.parallel:
+            code = src * self.n + dst
+            o = np.lexsort((np.arange(len(code)), w, code))
+            c = code[o]
+            best = o[np.r_[True, c[1:] != c[:-1]]]
+            if self.table is not None:
+                self.table[code[best]] = best
+            else:
+                self.code, self.order = code[best], best
+            src, dst, w = src[best], dst[best], w[best]
+        return csr_matrix((w, (src, dst)), shape=(self.n, self.n))
 
     def _arc(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Arc ids of ``u -> v`` (entries that are no arc give some arc: callers mask them)."""
@@ -187,11 +208,9 @@ def mcf(p: Problem) -> MaxFlowResult:
     the one the search from every source gave before.
     """
     # scipy.sparse.csgraph costs ~80 ms to import; only this model needs it
-    from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import dijkstra
 
     topo, S, T = p.topo, p.S, p.T
-    n = topo.num_nodes
     ap = ArcPaths(topo)
 
     def price(y: np.ndarray) -> Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]:
@@ -203,7 +222,7 @@ def mcf(p: Problem) -> MaxFlowResult:
             sources = np.unique(s)
             if not len(sources):
                 return []
-            g = csr_matrix((w, (ap.src, ap.dst)), shape=(n, n))
+            g = ap.pricing_graph(w)
             _, pred = dijkstra(g, directed=True, indices=sources, return_predecessors=True)
             return ap.from_pred(pred, np.searchsorted(sources, s), s, t)
         return values, keys

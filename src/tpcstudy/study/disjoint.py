@@ -62,7 +62,7 @@ from ..io import atomic_open, read_topology, remove_dead_temporaries, topology_f
 from ..io.specs import Spec, spec_text
 from ..pairs import PAIR_MODES, router_pairs, sample_indices
 from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, default_threads, disjoint_paths_batch
-from ..rules import check_rules
+from ..rules import check_links, check_rules
 from ..topology import Topology, prune
 from . import paper
 from .disjoint_counts import failure_view, sps_counts
@@ -103,6 +103,7 @@ class DisjointConfig:
     paths_dir: Optional[str] = None
     max_pairs: Optional[int] = None
     seed: int = 0
+    links: str = "merged"
 
     def __post_init__(self) -> None:
         ks = tuple(sorted(set(int(k) for k in self.ks)))
@@ -115,6 +116,7 @@ class DisjointConfig:
         if self.max_pairs is not None and self.max_pairs < 1:
             raise UsageError("--max-pairs must be >= 1")
         check_rules(self.capacity, self.weight)
+        check_links(self.links)
         object.__setattr__(self, "ks", ks)
 
     def meta(self, topo_spec: str) -> Dict[str, Any]:
@@ -124,9 +126,13 @@ class DisjointConfig:
             "topo": topo_spec,
             "capacity_rule": self.capacity,
             "weight_rule": self.weight,
-            "pruning": "2-core, then the largest connected component (docs/method.md §2)",
+            "pruning": ("2-core, then the largest connected component (docs/method.md §2)"
+                        if self.links == "merged" else
+                        "routers with at most one link removed repeatedly, parallel links "
+                        "counted, every component kept (multigraph, docs/method.md §2)"),
             "pairs": self.pairs,
             "pairs_rule": ("ordered pairs of distinct edge routers (degree 2 after pruning)"
+                           + ("" if self.links == "merged" else ", parallel links counted")
                            if self.pairs == "edge" else "ordered pairs of distinct routers"),
             "k": list(self.ks),
             "max_pairs": self.max_pairs,
@@ -135,7 +141,9 @@ class DisjointConfig:
                          f"topologies with more than {self.max_pairs} pairs: a uniform sample of "
                          f"{self.max_pairs} (numpy default_rng(seed).choice, sorted)"),
             "methods": ["max", "greedy", "sps"],
-            "link_disjoint": "undirected links; sps occupies the union of its segments' ECMP DAGs",
+            "link_disjoint": "undirected links; sps occupies the union of its segments' ECMP DAGs"
+                             + ("" if self.links == "merged" else
+                                "; parallel links count as one (router adjacencies)"),
             "failure_view": {"slot0": "IGP shortest path, links of its ECMP DAG",
                              "backups": f"sps k={FAILURE_K}", "max_paths": FAILURE_MAX_PATHS,
                              "duplicates": "same waypoint sequence (slot 0: none) dropped"},
@@ -159,6 +167,10 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
                   paths_out: Optional[IO[str]] = None, name: Optional[str] = None
                   ) -> List[Dict[str, Any]]:
     """The result rows of one (already pruned) topology.
+
+    Pairs and roles are the topology's (under ``multigraph``, edge routers count parallel
+    links); paths are link-disjoint by router adjacency, parallel links merged into one
+    (docs/method.md §5).
 
     Parameters
     ----------
@@ -187,6 +199,9 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
         return [{**base, "method": "", "k": None, STATUS: SKIPPED,
                  ERROR: f"{n_kind} {kind} after pruning (< 2)"}]
     rows: List[Dict[str, Any]] = []
+    # Paths are disjoint by router adjacency: parallel links (multigraph) count as one, as the
+    # paper's Figure 7 counts them (its roles and pruning are the multigraph's, above).
+    topo = topo.merged()
     # --threads asks for threads, the budget caps them: more than the CPUs (or than a worker's
     # share of them) would only take turns on them.
     th = min(config.threads, default_threads())
@@ -244,7 +259,8 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
     """
     path, config = task.args
     name = task.key["topology"]
-    topo = prune(read_topology(path, capacity=config.capacity, weight=config.weight))
+    topo = prune(read_topology(path, capacity=config.capacity, weight=config.weight,
+                               links=config.links))
     if config.paths_dir is None:
         return topology_rows(topo, config, name=name)
     target = Path(config.paths_dir) / f"{task.id}.jsonl"

@@ -29,9 +29,9 @@ from ..io import read_demands, read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
 from ..maxflow import MODELS, SUBFLOW_MODELS, max_flow
-from ..pairs import heavy_pairs
+from ..pairs import ROUNDINGS, heavy_pairs, heavy_rule
 from ..paths import segment_limit
-from ..rules import check_rules
+from ..rules import check_links, check_rules
 from ..topology import prune
 from .executors import TaskExecutor
 from .maxflow_summary import (
@@ -94,8 +94,7 @@ def parse_model_specs(specs: Sequence[str]) -> Tuple[Tuple[str, ...], Tuple[int,
                 raise UsageError(f"model {spec!r}: K must be an integer") from None
         models.append(name)
     return tuple(dict.fromkeys(models)), tuple(ks)
-PAIRS_RULE = ("heavy_pairs: numpy default_rng(seed).choice of ceil(x * #pairs) ordered "
-              "edge-router pairs, sorted")
+PAIRS_RULE = heavy_rule()
 
 
 # --------------------------------------------------------------------------- configuration
@@ -117,8 +116,8 @@ class MaxflowConfig:
     subflows
         Subflows per pair of ``mptcp`` and ``sr+mptcp`` (with the Ks of ``mptcp:K`` models;
         :data:`DEFAULT_SUBFLOWS` when a subflow model is asked for with none).
-    capacity, weight
-        The rules of :mod:`tpcstudy.rules`.
+    capacity, weight, links
+        The rules of :mod:`tpcstudy.rules` (``links``: ``merged`` or ``multigraph``).
     solver
         LP backend (:data:`tpcstudy.lp.SOLVERS`).
     demands
@@ -128,6 +127,10 @@ class MaxflowConfig:
         Prune the topologies (docs/method.md §2) when drawing heavy hitters.
     time_limit
         Seconds per model solve; a solve over it is a failed row.
+    ordered, rounding
+        How heavy hitters are drawn (:func:`tpcstudy.pairs.heavy_pairs`): ordered pairs and
+        ``ceil`` are the study's rule; unordered pairs and ``round`` are the variants that
+        bracket the TPC paper.
     write_lp
         Write each final LP as ``FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp``.
 
@@ -148,6 +151,9 @@ class MaxflowConfig:
     demands: Optional[str] = None
     prune: bool = True
     time_limit: Optional[float] = None
+    links: str = "merged"
+    ordered: bool = True
+    rounding: str = "ceil"
     write_lp: Optional[str] = None
 
     def __post_init__(self) -> None:
@@ -179,6 +185,9 @@ class MaxflowConfig:
         if self.solver not in SOLVERS:
             raise UsageError(f"solver {self.solver!r}: choose from {', '.join(SOLVERS)}")
         check_rules(self.capacity, self.weight)
+        check_links(self.links)
+        if self.rounding not in ROUNDINGS:
+            raise UsageError(f"rounding {self.rounding!r}: choose from {', '.join(ROUNDINGS)}")
         demands = None if self.demands in (None, "", "none") else str(self.demands)
         for name, value in (("heavy", heavy), ("models", models), ("ks", ks), ("seeds", seeds),
                             ("demands", demands), ("subflows", subflows)):
@@ -186,10 +195,14 @@ class MaxflowConfig:
 
     def meta(self, topo_spec: str) -> Dict[str, Any]:
         """The config recorded in meta.json (everything that changes the results)."""
-        return {"topo": topo_spec, "capacity": self.capacity, "weight": self.weight,
-                "heavy": list(self.heavy), "models": list(self.models), "k": list(self.ks),
-                "subflows": list(self.subflows), "demands": self.demands, "prune": self.prune,
-                "time_limit": self.time_limit, "pairs_rule": PAIRS_RULE}
+        out = {"topo": topo_spec, "capacity": self.capacity, "weight": self.weight,
+               "heavy": list(self.heavy), "models": list(self.models), "k": list(self.ks),
+               "subflows": list(self.subflows), "demands": self.demands, "prune": self.prune,
+               "time_limit": self.time_limit,
+               "pairs_rule": heavy_rule(ordered=self.ordered, rounding=self.rounding)}
+        if self.links != "merged":  # absent: merged (folders written before the rule existed)
+            out["links"] = self.links
+        return out
 
 
 def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
@@ -235,7 +248,8 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
     """
     path_text, config = task.args
     path = Path(path_text)
-    topo = read_topology(path, capacity=config.capacity, weight=config.weight)
+    topo = read_topology(path, capacity=config.capacity, weight=config.weight,
+                         links=config.links)
     dfile = _demands_file(path, config.demands)
     draws: List[Tuple[float, int, np.ndarray, Optional[np.ndarray]]] = []
     if dfile is not None:
@@ -248,7 +262,9 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
             topo = prune(topo)
         for heavy in config.heavy:
             for seed in config.seeds:
-                draws.append((heavy, seed, heavy_pairs(topo, percent=heavy, seed=seed), None))
+                draws.append((heavy, seed, heavy_pairs(topo, percent=heavy, seed=seed,
+                                                      ordered=config.ordered,
+                                                      rounding=config.rounding), None))
     base = {"topology": topo.name, "nodes": topo.num_nodes, "links": topo.num_links,
             "edge_routers": len(topo.edge_routers)}
     rows: List[Dict[str, Any]] = []

@@ -104,17 +104,18 @@ def summary_line(records: Sequence[Mapping[str, Any]]) -> str:
             f"({top['pruned_nodes']} routers)")
 
 
-def topo_stats(spec: Spec, *, capacity: str = "uniform",
-               weight: str = "hop") -> Results:
+def topo_stats(spec: Spec, *, capacity: str = "uniform", weight: str = "hop",
+               links: str = "merged") -> Results:
     """Topology statistics (``tpcstudy topo stats`` records, with ``degree_histogram``) computed
     now for a ``--topo`` spec or a list of specs (e.g. ``["zoo/Abilene", "zoo/Geant2012"]``)."""
     specs = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
-    records = [topology_stats(read_topology(path, capacity=capacity, weight=weight))
+    records = [topology_stats(read_topology(path, capacity=capacity, weight=weight, links=links))
                for path in topology_files(specs)]
     label = os.fspath(specs[0]) if len(specs) == 1 else f"{len(specs)} specs"
     return Results(records, "topo", {"study": {"config": {"topo": spec_text(specs),
                                                           "capacity": capacity,
-                                                          "weight": weight}}},
+                                                          "weight": weight,
+                                                          "links": links}}},
                    source=str(label).replace("/", "-"))
 
 

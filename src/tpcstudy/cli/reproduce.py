@@ -1,0 +1,91 @@
+"""``tpcstudy reproduce``: the TPC paper's topology study in its own configuration, its numbers
+beside ours with noise intervals and verdicts (``DIR/report.md``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..io.files import atomic_write_text
+from ..study.executors import executor_scope
+from ..study.reproduce import PAPER_TOPO, format_report, run_reproduce
+from ..study.store import load_results
+from .options import RawHelp, add_executor_options, apply_mirror, checked_jobs
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "reproduce", help="the TPC paper's Figures 5-7 in its configuration, beside ours",
+        description=__doc__ + "\n\nRuns, resumably: Figure 5's sizes, the max-flow study "
+        f"({PAPER_TOPO}, file capacities and weights, --links multigraph, heavy 1,5,10 %%, "
+        "ecmp, multipath, sr k = 4, pooled) and its variants (round, unordered pairs, merged "
+        "links), Figure 7's disjoint-path study; then writes DIR/report.md, DIR/report.json "
+        "and DIR/figures/.", formatter_class=RawHelp)
+    p.add_argument("--seeds", type=int, default=20,
+                   help="draws per topology and heavy percent (default 20, as the paper)")
+    p.add_argument("--no-variants", action="store_true",
+                   help="skip the variants (about three quarters of the run time)")
+    p.add_argument("--mirror", metavar="DIR",
+                   help="a local REPETITA mirror (same as TPCSTUDY_REPETITA_MIRROR)")
+    add_executor_options(p)
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="results folder; re-running resumes")
+    p.add_argument("--overwrite", action="store_true",
+                   help="discard the results in DIR (e.g. of another --seeds) and start over")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_reproduce)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.seeds < 1:
+        raise UsageError("--seeds must be >= 1")
+    args.topo = PAPER_TOPO
+    apply_mirror(args)
+    checked_jobs(args)
+    t0 = time.perf_counter()
+    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
+        report = run_reproduce(args.out, seeds=args.seeds, jobs=args.jobs,
+                               variants=not args.no_variants, progress=not args.no_progress,
+                               executor=executor, overwrite=args.overwrite)
+    out = Path(args.out)
+    figures = _figures(out, args.seeds)
+    atomic_write_text(out / "report.md", format_report(report, figures))
+    if args.json:
+        sys.stdout.write(json.dumps(report, default=_plain) + "\n")
+        return 0
+    for r in report["figure6"]:
+        paper = r["paper"]
+        print(f"sr over {r['over']:<9} {r['heavy']:>4g} %: median {r['median']:6.2f} "
+              f"[{r['median_lo']:.1f}, {r['median_hi']:.1f}]  paper "
+              + (f"{paper[1]:6.2f}" if paper else "   -  ") + f"  {r['verdict']}")
+    f5 = report["figure5"]
+    print(f"Figure 5: {f5['nonempty']} topologies, router counts "
+          f"{'equal to' if f5['routers']['equal'] else 'differ from'} the paper's; "
+          f"{f5['with_edge_routers']} with edge routers")
+    print(f"{time.perf_counter() - t0:.0f} s; report in {out / 'report.md'}")
+    return 0
+
+
+def _plain(x: Any) -> Any:
+    return None if isinstance(x, float) and math.isnan(x) else str(x)
+
+
+def _figures(out: Path, seeds: int) -> list:
+    """Draw the figure when matplotlib is there; the report links what was drawn."""
+    try:
+        from ..plotting.common import save_figure
+        from ..plotting.reproduce import plot_reproduction
+    except ImportError as exc:
+        print(f"tpcstudy: no figure (matplotlib missing: {exc})", file=sys.stderr)
+        return []
+    rows = load_results(out / "maxflow")
+    fig = plot_reproduction(rows, seeds=seeds)
+    paths = save_figure(fig, out / "figures" / "figure6-beside-paper")
+    return [str(p.relative_to(out)) for p in paths if p.suffix == ".png"]
