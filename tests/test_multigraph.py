@@ -209,3 +209,30 @@ def test_mcf_does_not_see_how_parallel_links_are_read(repetita: Path):
         dem = read_demands(folder / f"{name}.0000.demands", multi)
         assert min_mlu(multi, dem, model="mcf").mlu == pytest.approx(
             min_mlu(merged, dem, model="mcf").mlu, rel=1e-6)
+
+
+def test_results_record_the_rule_only_when_it_is_not_the_default(repetita: Path, tmp_path):
+    """Folders written before the rule existed resume: merged is recorded by its absence."""
+    import json
+
+    from tpcstudy.cli import main
+    from tpcstudy.study.maxflow import PAIRS_RULE, MaxflowConfig
+
+    assert "links" not in MaxflowConfig().meta("x")
+    assert MaxflowConfig().meta("x")["pairs_rule"] == PAIRS_RULE == (
+        "heavy_pairs: numpy default_rng(seed).choice of ceil(x * #pairs) ordered edge-router "
+        "pairs, sorted")
+    meta = MaxflowConfig(links="multigraph", ordered=False, rounding="round").meta("x")
+    assert meta["links"] == "multigraph" and "round(x * #pairs) unordered" in meta["pairs_rule"]
+    f = repetita / "2016TopologyZooUCL_inverseCapacity" / "Interoute.graph"
+    out = tmp_path / "mf"
+    assert main(["maxflow", "--topo", str(f), "--capacity", "file", "--weight", "file",
+                 "--links", "multigraph", "--heavy", "10", "--models", "ecmp,mcf",
+                 "--no-progress", "--out", str(out)]) == 0
+    stored = json.loads((out / "meta.json").read_text())["study"]["config"]
+    assert stored["links"] == "multigraph"
+    import csv
+
+    rows = list(csv.DictReader((out / "results.csv").read_text().splitlines()))
+    # multigraph-pruned: 104 routers, 150 links (Figure 5 counts 152: the file lists 2 loops)
+    assert {(r["nodes"], r["links"]) for r in rows} == {("104", "150")}

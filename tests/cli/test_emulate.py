@@ -84,6 +84,10 @@ def test_no_action_means_throughput():
     (["emulate", "policies", "--topo", "x", "--scenario", "delay"],
      "give --topo or --scenario, not both"),
     (["emulate", "fault", "--subflows", "9"], "--subflows: '9': must be 1 to 8"),
+    (["emulate", "--topo", "x", "--links", "multigraph"],
+     "argument --links: multigraph: the emulator joins two routers by one veth link"),
+    (["emulate", "verify", "--topo", "x", "--links", "multigraph"],
+     "maxflow, disjoint and export take multigraph"),
 ])
 def test_refused_values(capsys, argv, words):
     assert words in _refused(capsys, *argv)

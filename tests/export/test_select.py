@@ -117,3 +117,20 @@ def test_select_maxflow_orders_backups_by_lp_flow(zoo_installed):
                 topo.arc_of(u, v)  # raises if u-v is not a link
     assert lp_backups >= 1
     assert lp.value > max_flow(topo, pairs, model="ecmp").value  # SR helps these pairs
+
+
+def test_parallel_links_share_a_hop_by_least_weight():
+    """Under --links multigraph a hop over parallel links gives the path the capacity of those
+    of least IGP weight together (ECMP spreads over them), their least delay and weight."""
+    g = nx.MultiGraph()
+    g.add_edge("s", "a", capacity=10.0, weight=1.0, delay=2.0)
+    g.add_edge("s", "a", capacity=30.0, weight=1.0, delay=1.0)
+    g.add_edge("s", "a", capacity=99.0, weight=5.0, delay=0.5)  # not on the IGP's route
+    g.add_edge("a", "t", capacity=100.0, weight=1.0, delay=1.0)
+    g.add_edge("s", "b", capacity=100.0, weight=1.0, delay=1.0)
+    g.add_edge("b", "t", capacity=100.0, weight=1.0, delay=1.0)
+    t = tpcstudy.read_topology(g, capacity="file", weight="file", links="multigraph")
+    table = X.path_table(tpcstudy.prune(t), pairs=[("s", "t")])
+    via_a = [p for e in table.entries for p in e.paths if p.nodes == ["s", "a", "t"]]
+    assert via_a and via_a[0].bw_mbps == pytest.approx(40e-6)  # bit/s -> Mbit/s
+    assert via_a[0].delay_ms == pytest.approx(2.0) and via_a[0].igp_cost == pytest.approx(2.0)

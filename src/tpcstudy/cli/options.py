@@ -83,11 +83,14 @@ def add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = Tr
             raise argparse.ArgumentTypeError(f"multigraph: {refuse_multigraph}")
         return text
 
+    links_help = ("parallel links: merged into one (default; prune the simple graph's 2-core, "
+                  "keep its largest component) or multigraph (each its own arc with its own "
+                  "ECMP share; prune and find edge routers by link count, keep every "
+                  "component: the TPC paper's topology set)")
+    if refuse_multigraph:
+        links_help = f"parallel links: merged into one, the only rule here ({refuse_multigraph})"
     p.add_argument("--links", type=links_rule, default="merged", metavar="{merged,multigraph}",
-                   help="parallel links: merged into one (default; prune the simple graph's "
-                        "2-core, keep its largest component) or multigraph (each its own arc "
-                        "with its own ECMP share; prune and find edge routers by link count, keep "
-                        "every component: the TPC paper's topology set)")
+                   help=links_help)
     p.add_argument("--mirror", metavar="DIR",
                    help="a local mirror of the data set --topo names (Topology Zoo: a folder of "
                         "NAME.gml or gml.tar.gz, or an http(s) folder URL; REPETITA: a folder "

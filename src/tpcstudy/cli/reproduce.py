@@ -24,13 +24,13 @@ def register(sub: Any) -> None:
         "reproduce", help="the TPC paper's Figures 5-7 in its configuration, beside ours",
         description=__doc__ + "\n\nRuns, resumably: Figure 5's sizes, the max-flow study "
         f"({PAPER_TOPO}, file capacities and weights, --links multigraph, heavy 1,5,10 %%, "
-        "ecmp, multipath, sr k = 4, pooled) and its variants (round, unordered pairs, merged "
-        "links), Figure 7's disjoint-path study; then writes DIR/report.md, DIR/report.json "
+        "ecmp, multipath, sr k = 4, pooled) and its variants (round, unordered pairs, both, "
+        "merged links), Figure 7's disjoint-path study; then writes DIR/report.md, DIR/report.json "
         "and DIR/figures/.", formatter_class=RawHelp)
     p.add_argument("--seeds", type=int, default=20,
                    help="draws per topology and heavy percent (default 20, as the paper)")
     p.add_argument("--no-variants", action="store_true",
-                   help="skip the variants (about three quarters of the run time)")
+                   help="skip the variants (about four fifths of the run time)")
     p.add_argument("--mirror", metavar="DIR",
                    help="a local REPETITA mirror (same as TPCSTUDY_REPETITA_MIRROR)")
     add_executor_options(p)

@@ -65,8 +65,7 @@ def at_least(lo: int, hi: Optional[int] = None) -> Callable[[str], int]:
 def add_topology(p: argparse.ArgumentParser, *, plan: bool = True) -> None:
     add_topology_options(p, topo_required=False, refuse_multigraph=(
         "the emulator joins two routers by one veth link and prunes by the merged rule; "
-        "emulate with --links merged (the max-flow, disjoint and export commands take "
-        "multigraph)"))
+        "maxflow, disjoint and export take multigraph"))
     if plan:
         p.add_argument("--plan", metavar="FILE.json",
                        help="addressing plan (default: the export's default plan)")
