@@ -52,7 +52,10 @@ def test_defaults_are_in_the_parser():
     a = p.parse_args(["emulate", "failover", "--topo", "x"])
     assert a.fail_after == 2.0 and a.runs == 20 and a.rto_count == 3
     a = p.parse_args(["emulate", "throughput", "--topo", "x"])
-    assert a.seconds == 10.0 and a.warmup == 3.0 and a.models == "ecmp,sr" and a.k == 4
+    assert a.seconds is None and a.warmup is None and a.models == "ecmp,sr" and a.k == 4
+    assert a.link_mbps == "auto" and a.cpu_budget == 0.6 and not a.no_cpu_retry
+    assert p.parse_args(["emulate", "throughput", "--link-mbps", "2.5"]).link_mbps == 2.5
+    assert p.parse_args(["emulate", "verify", "--topo", "x", "--table", "t"]).link_mbps == 10.0
     a = p.parse_args(["emulate", "dumbbell"])
     assert a.equal_paths == "2,4,8" and a.subflows == "1,2,4,8" and a.hosts == 4
 

@@ -200,3 +200,28 @@ def test_a_reset_after_the_stop_cuts_the_transfer_and_never_fails_it():
     for s in rx.listeners.values():
         s.close()
     sw.close()
+
+
+def test_the_receiver_drains_a_late_sender_instead_of_resetting_it():
+    """The cause of those resets: a receiver that closes at its stop resets a sender still
+    sending (starved of CPU, it reaches its own stop late). Here the sender stops a whole
+    second after the receiver: the receiver reads on until the sender closes, so the transfer
+    ends with the run, neither failed nor cut, and every byte sent was read."""
+    sw = NetnsSwitch()
+    rx = Receiver(P.ReceiverJob(0, [P.Listen("", "::1", 0)]), sw)
+    rx.setup()
+    port = next(iter(rx.listeners.values())).getsockname()[1]
+    tx = Sender(P.SenderJob(0, [P.Transfer(1, "", "::1", "::1", port)], poll_ms=20.0), sw)
+    tx.setup()
+    t0 = time.monotonic() + 0.1
+    rtimes = P.Times(t0, t0 + 0.2, t0 + 0.5, t0 + 0.6)
+    got = {}
+    th = threading.Thread(target=lambda: got.update(r=run_loop(rx, rtimes)))
+    th.start()
+    sent = run_loop(tx, dataclasses.replace(rtimes, stop=t0 + 1.6))  # a second late
+    th.join()
+    sw.close()
+    s, r = sent.connections[1], got["r"].connections[1]
+    assert s.state == "open" and s.error is None and s.cut is None
+    assert got["r"].window[1] == pytest.approx(t0 + 0.5, abs=0.05)
+    assert r.bytes > r.window_bytes > 0  # it read past the window, up to the sender's close

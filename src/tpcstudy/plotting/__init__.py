@@ -24,16 +24,19 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Tuple
 
 from ..study.store import Results
+from .calibration import plot_calibration
 from .common import save_figure
 from .disjoint import DISJOINT_PANELS, plot_disjoint
 from .emulation import plot_dumbbell, plot_fault, plot_policies, plot_recovery, plot_throughput
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .path_table import plot_path_table
 from .topologies import TOPOLOGY_PANELS, plot_topologies
+from .zoo_emulation import plot_throughput_zoo
 
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
            "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
-           "plot_results", "save_figure", "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
+           "plot_results", "save_figure", "plot_calibration", "plot_throughput_zoo",
+           "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES"]
 
 #: File name of each kind's figure.

@@ -3,7 +3,8 @@
 - :func:`plot_throughput`: per measured draw, the LP value (outlined bar; for ``mptcp:K`` the
   analytic model's value) and the measured goodput (filled bar) of each model in link units,
   measured / LP above each; beside it the sr gain over ecmp, measured against the LP's (the
-  diagonal: TCP gets all of the LP's gain).
+  diagonal: TCP gets all of the LP's gain). From :data:`~.zoo_emulation.ZOO_MIN_GROUPS` draws
+  on (a whole-Zoo run), :func:`~.zoo_emulation.plot_throughput_zoo` instead.
 - :func:`plot_recovery`: the CDF over runs of the recovery time of each failover strategy
   (NRTOChanger, TimeoutChanger, plain TCP), the median in the legend; runs that did not recover
   sit at the right edge.
@@ -26,6 +27,7 @@ from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
 from ..emulate.experiments.failover import recovery_summary
 from ..metrics import mean_interval, median_interval
 from .common import COLORS, axes_for, cdf
+from .zoo_emulation import ZOO_MIN_GROUPS, plot_throughput_zoo
 
 __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
            "STRATEGY_COLORS", "POLICY_COLORS", "policy_color"]
@@ -68,6 +70,8 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     for r in ok:
         key = (str(r.get("scenario")), str(r.get("heavy")), str(r.get("seed")))
         groups.setdefault(key, {}).setdefault(str(r["model"]), []).append(r)
+    if len(groups) >= ZOO_MIN_GROUPS and ax is None:  # bars per draw would be unreadable
+        return plot_throughput_zoo(rows)
     mptcp = sorted({m for g in groups.values() for m in g if m.startswith("mptcp:")},
                    key=lambda m: int(m.split(":")[1]))
     models = [m for m in ("ecmp", *mptcp, "multipath", "sr") if any(m in g for g in groups.values())]

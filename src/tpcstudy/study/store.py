@@ -82,12 +82,12 @@ def folder_lock(out_dir: Union[str, Path]) -> Iterator[Path]:
 class _Damaged(Exception):
     """A part file that cannot be read whole."""
 
-#: What a results folder or file can hold: topology statistics, one of the two studies, or an
-#: emulation run (``tpcstudy emulate``: throughput against the LP, failover).
-KINDS = ("topo", "maxflow", "disjoint", "emulate-throughput", "emulate-failover",
+#: What a results folder or file can hold: topology statistics, one of the studies (maximum
+#: flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``: throughput against the LP, failover).
+KINDS = ("topo", "maxflow", "disjoint", "mlu", "emulate-throughput", "emulate-failover",
          "emulate-mptcp", "emulate-fault", "emulate-policies")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
-                   "capacity_rule", "weight_rule", "policy", "slot_share"}
+                   "capacity_rule", "weight_rule", "policy", "slot_share", "matrix"}
 
 #: Column marking a row's outcome; ``"failed"`` for the row standing for a task that raised.
 STATUS = "status"
@@ -222,6 +222,10 @@ class ResultStore:
         """``True`` when the task is stored as failed (a row with ``status == "failed"``)."""
         s = self.columns.index(STATUS)
         return any(r[s] == FAILED for r in self._rows.get(task_id, []))
+
+    def rows(self, task_id: str) -> List[Dict[str, str]]:
+        """The stored rows of a task (column -> cell text; empty when it is not stored)."""
+        return [dict(zip(self.columns, r)) for r in self._rows.get(task_id, [])]
 
     def task_ids(self) -> List[str]:
         """Ids of the stored tasks, sorted."""
@@ -416,9 +420,13 @@ def _kind_of(columns: Iterable[str], meta: Mapping[str, Any]) -> Optional[str]:
     config = study.get("config") or {}
     if config.get("study") == "disjoint":
         return "disjoint"
+    if config.get("objective") == "mlu":
+        return "mlu"
     if "models" in config:
         return "maxflow"
     cols = set(columns)
+    if {"model", "mlu", "reduction"} <= cols:
+        return "mlu"
     if {"model", "improvement"} <= cols:
         return "maxflow"
     if {"method", "mean_paths"} <= cols:

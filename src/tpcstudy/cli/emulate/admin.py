@@ -20,7 +20,14 @@ def register(sub: Any) -> None:
                        description="Probe every requirement of the emulator for real, in a "
                                    "scratch namespace: privileges, iproute2, namespaces, veth, "
                                    "SRv6, the ECMP hash, queues, TCP cubic, bpftool and bpffs; "
-                                   "MPTCP is reported, not required.")
+                                   "MPTCP is reported, not required. With --calibrate, also "
+                                   "measure what forwarding costs this machine (packets per "
+                                   "second per CPU), which --link-mbps auto plans with.")
+    k.add_argument("--calibrate", action="store_true",
+                   help="measure the forwarding cost (a chain of routers at rising link rates, "
+                        "about a minute; keep other work off the machine) and store it")
+    k.add_argument("--plot", metavar="FILE",
+                   help="with --calibrate (or a stored calibration): draw it (PNG + PDF)")
     k.set_defaults(func=cmd_check)
 
 
@@ -62,4 +69,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     for k, version in checks.tool_versions().items():
         print(f"{k:>{width}}: {version or 'not installed'}")
     need = [k for k, v in res.items() if v != checks.OK and "not required" not in k]
+    cal: Any = None
+    if args.calibrate and not need:
+        from ...emulate.experiments.budget import save_calibration
+        from ...emulate.experiments.calibrate import calibrate
+
+        cal = calibrate(log=print)
+        print(f"{'calibration':>{width}}: stored in {save_calibration(cal)}")
+    else:
+        from ...emulate.experiments.budget import calibration_path, load_calibration
+
+        cal = load_calibration()
+        print(f"{'calibration':>{width}}: " + (
+            f"{cal.packets_per_core:,.0f} data packets/s per CPU, {cal.base_busy:.0%} busy "
+            f"with no traffic (measured {cal.measured})" if cal is not None else
+            f"none for this machine in {calibration_path()} (--calibrate measures it; "
+            "--link-mbps auto does on first use)"))
+    if args.plot and cal is not None:
+        from ... import plotting
+
+        for out in plotting.save_figure(plotting.plot_calibration(cal), args.plot):
+            print(f"wrote {out}")
     return 1 if need else 0

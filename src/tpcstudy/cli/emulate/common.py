@@ -71,12 +71,30 @@ def add_topology(p: argparse.ArgumentParser, *, plan: bool = True) -> None:
                        help="addressing plan (default: the export's default plan)")
 
 
-def add_network(p: argparse.ArgumentParser) -> None:
+def link_rate(text: str) -> Any:
+    """``--link-mbps``: ``auto`` or a number > 0."""
+    return "auto" if text == "auto" else positive()(text)
+
+
+def add_network(p: argparse.ArgumentParser, *, auto: bool = False) -> None:
     g = p.add_argument_group("network")
-    g.add_argument("--link-mbps", type=positive(), default=10.0,
-                   help="Mbit/s of a link of the smallest capacity, each direction (default 10; "
-                        "keep the total under ~1.5 Gbit/s of link traffic on 2 cores: 1-2 on "
-                        "Cogentco)")
+    if auto:
+        g.add_argument("--link-mbps", type=link_rate, default="auto",
+                       help="Mbit/s of a link of the smallest capacity, each direction, or auto "
+                            "(default): the highest rate up to 10 at which the LP's traffic "
+                            "keeps the machine under --cpu-budget (its calibration: 'emulate "
+                            "check --calibrate', measured on first use)")
+        g.add_argument("--cpu-budget", type=positive(), default=0.6, metavar="SHARE",
+                       help="with --link-mbps auto: the share of the CPUs a run is planned to "
+                            "use (default 0.6)")
+        g.add_argument("--no-cpu-retry", action="store_true",
+                       help="with --link-mbps auto: keep a measurement whose CPUs were over 90 "
+                            "%% busy (default: measure it again at half the rate)")
+    else:
+        g.add_argument("--link-mbps", type=positive(), default=10.0,
+                       help="Mbit/s of a link of the smallest capacity, each direction (default "
+                            "10; keep the total under ~1.5 Gbit/s of link traffic on 2 cores: "
+                            "1-2 on Cogentco)")
     g.add_argument("--queue-ms", type=positive(), default=50.0,
                    help="queue of each link direction in ms at its rate (bfifo, >= 10 packets; "
                         "default 50)")
@@ -99,7 +117,8 @@ def dry_run(args: argparse.Namespace, nets: Any) -> int:
 
     for name, topo, plan in nets:
         spec = network_spec(topo, plan, prefix=args.prefix or new_prefix(),
-                            link_mbps=args.link_mbps, queue_ms=args.queue_ms,
+                            link_mbps=10.0 if args.link_mbps == "auto" else args.link_mbps,
+                            queue_ms=args.queue_ms,
                             seed=getattr(args, "seed", 0), mtu=args.mtu)
         header = [f"tpcstudy emulate --dry-run: {name}, {len(spec.routers)} namespaces, "
                   f"{topo.num_links} links, prefix {spec.prefix}",
@@ -161,7 +180,11 @@ def heavy_of(args: argparse.Namespace) -> List[float]:
 def network_of(args: argparse.Namespace) -> Any:
     from ...emulate.experiments.harness import NetworkSettings
 
-    net = NetworkSettings(link_mbps=args.link_mbps, queue_ms=args.queue_ms, mtu=args.mtu)
+    auto = args.link_mbps == "auto"
+    net = NetworkSettings(link_mbps=10.0 if auto else args.link_mbps, queue_ms=args.queue_ms,
+                          mtu=args.mtu, auto=auto,
+                          cpu_budget=getattr(args, "cpu_budget", 0.6),
+                          cpu_retry=not getattr(args, "no_cpu_retry", False))
     net.check()
     return net
 
@@ -190,7 +213,8 @@ def run(experiment: Any, args: argparse.Namespace, *, bpftool: bool = False) -> 
 
     checks.require(bpftool=bpftool)
     outcome = run_experiment(experiment, out=args.out, network=network_of(args),
-                             overwrite=args.overwrite, log=log, repeat=args.repeat)
+                             overwrite=args.overwrite, log=log, repeat=args.repeat,
+                             progress=True)
     print(experiment.report(outcome))
     if outcome.out is not None:
         print(f"results in {outcome.out / 'results.csv'}"

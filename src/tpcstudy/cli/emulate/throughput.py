@@ -51,14 +51,18 @@ def register(sub: Any) -> None:
                    help="the K of --models mptcp (default 2,4,8)")
     m.add_argument("--k", type=at_least(1, 9), default=4, help="segment limit of sr (default 4)")
     m.add_argument("--connections", type=at_least(1), default=None,
-                   help="TCP connections per pair (default 8; six-paths: 4)")
-    m.add_argument("--seconds", type=positive(), default=10.0,
-                   help="measured window, s (default 10)")
-    m.add_argument("--warmup", type=non_negative(), default=3.0,
-                   help="seconds before the window (default 3)")
+                   help="TCP connections per pair (default 8, fewer when the fair share of a "
+                        "connection would be under 4 frames per round trip or the run over "
+                        "4,000 connections; six-paths: 4)")
+    m.add_argument("--seconds", type=positive(), default=None,
+                   help="measured window, s (default: 40 round trips of the longest path "
+                        "placed, 10 to 120)")
+    m.add_argument("--warmup", type=non_negative(), default=None,
+                   help="seconds before the window (default: 20 round trips and 1 s per "
+                        "thousand connections, 3 to 60)")
     add_solver(m)
     add_agent(m, "the LP's paths by weighted round robin")
-    add_network(p)
+    add_network(p, auto=True)
     add_dry_run(p)
     add_output(p)
     p.set_defaults(func=cmd)

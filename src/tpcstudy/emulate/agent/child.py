@@ -23,9 +23,11 @@ One event loop (:func:`run_loop`) drives a role over its connections (:class:`Co
   socket), and hands the queue monitor's per-hop delays to the policies that read queues.
 
 Every socket is closed abortively (``SO_LINGER`` 0), but a completed transfer's, which rests in
-``TIME_WAIT`` at the sender. Both roles stop at ``times.stop``; a sender starved of CPU may still
-be handling events then and see the receiver's resets: those end the run, not the transfer (it
-is ``cut``, never ``error``), and no event is handled after the stop.
+``TIME_WAIT`` at the sender. The sender closes its connections at ``times.stop``; the receiver
+stops counting then but reads on until each sender has closed (at most :data:`DRAIN_MAX` s), so
+it never resets a connection whose sender, starved of CPU, is still sending. A reset a sender
+sees at or after its stop ends the run, not the transfer (it is ``cut``, never ``error``), and
+no event is handled after the stop.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ __all__ = ["Conn", "Receiver", "Sender", "run_loop", "main"]
 PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
 _RECV = 1 << 18
+#: Seconds the receiver waits after its stop for the senders to close their connections.
+DRAIN_MAX = 15.0
 _EINPROGRESS = 115
 
 
@@ -233,7 +237,17 @@ class Receiver(Role):
             except OSError:
                 pass
 
+    def drain(self, deadline: float) -> None:
+        """After the stop, read on (counting past the window changes nothing) until every
+        sender has closed its connections or ``deadline``: a receiver closing first would reset
+        a connection whose sender, starved of CPU, is still sending, and that sender would see
+        a reset, not the end of the run."""
+        while self.conns and time.monotonic() < deadline:
+            for fd, ev in self.ep.poll(max(0.0, min(0.1, deadline - time.monotonic()))):
+                self.event(fd, ev)
+
     def result(self) -> P.ReceiverResult:
+        self.drain(self.times.stop + DRAIN_MAX)
         for c in self.conns.values():
             close_abortive(c.sock)
         for s in self.listeners.values():

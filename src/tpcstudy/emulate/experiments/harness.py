@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -40,6 +41,7 @@ from ..network.checks import system_info
 from ..network.handmade import scenario
 from ..network.lifecycle import Emulation, new_prefix
 from ..network.spec import DEFAULT_MTU, MTU_RANGE, network_spec
+from .budget import CPU_LIMIT, DEFAULT_BUDGET
 from .repeats import (
     VERDICT_COLUMNS,
     Metric,
@@ -74,7 +76,7 @@ def num(x: Any) -> float:
 
 
 #: A measurement with the CPUs this busy may be limited by the machine, not by the network.
-CPU_WARN = 0.9
+CPU_WARN = CPU_LIMIT
 #: Goodput above the payload ceiling by more than this is window-edge noise, not data.
 OVER_CEILING = 1.02
 
@@ -111,11 +113,17 @@ def caveats(rows: Sequence[Row]) -> List[str]:
 class NetworkSettings:
     """How every emulated link is shaped (:func:`~tpcstudy.emulate.network.spec.network_spec`):
     ``link_mbps`` for a link of the smallest capacity, each direction; a queue of ``queue_ms``
-    at the link's rate."""
+    at the link's rate. ``auto``: the experiment chooses the rate per network from the CPU
+    budget (:mod:`.budget`; ``cpu_budget``: the share of the CPUs planned), and a measurement
+    that finds the CPUs busier than :data:`~.budget.CPU_LIMIT` is repeated once at a lower
+    rate (``cpu_retry``)."""
 
     link_mbps: float = 10.0
     queue_ms: float = 50.0
     mtu: int = DEFAULT_MTU
+    auto: bool = False
+    cpu_budget: float = DEFAULT_BUDGET
+    cpu_retry: bool = True
 
     def check(self) -> None:
         if not (math.isfinite(self.link_mbps) and 0 < self.link_mbps <= 10_000):
@@ -124,10 +132,16 @@ class NetworkSettings:
             raise UsageError(f"--queue-ms {self.queue_ms:g}: from above 0 to 10000")
         if not MTU_RANGE[0] <= self.mtu <= MTU_RANGE[1]:
             raise UsageError(f"--mtu {self.mtu}: {MTU_RANGE[0]} to {MTU_RANGE[1]}")
+        if not (math.isfinite(self.cpu_budget) and 0 < self.cpu_budget <= 1):
+            raise UsageError(f"--cpu-budget {self.cpu_budget:g}: a share of the CPUs in (0, 1]")
 
     def record(self) -> Dict[str, Any]:
-        return {"link_mbps": self.link_mbps, "queue_ms": self.queue_ms, "mtu": self.mtu,
-                "rule": "each direction: capacity / smallest capacity * link_mbps"}
+        out: Dict[str, Any] = {"link_mbps": "auto" if self.auto else self.link_mbps,
+                               "queue_ms": self.queue_ms, "mtu": self.mtu,
+                               "rule": "each direction: capacity / smallest capacity * link_mbps"}
+        if self.auto:  # not cpu_retry: a folder may be resumed with the retry on or off
+            out.update(cpu_budget=self.cpu_budget, cpu_limit=CPU_LIMIT)
+        return out
 
 
 @dataclasses.dataclass
@@ -188,6 +202,16 @@ class Experiment:
     def units(self, log: Log) -> Iterator[Unit]:
         raise NotImplementedError
 
+    def fit(self, unit: Unit, network: NetworkSettings, log: Log) -> NetworkSettings:
+        """The settings to build ``unit`` with (``network.auto``: chosen here; by default the
+        settings given)."""
+        return network
+
+    def lower(self, unit: Unit, network: NetworkSettings, log: Log
+              ) -> Optional[NetworkSettings]:
+        """Settings to measure ``unit``'s CPU-bound tasks again with (``None``: none lower)."""
+        return None
+
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
         raise NotImplementedError
 
@@ -244,10 +268,23 @@ def _with_draw(task: Task, draw: int) -> Task:
     return Task(dict(task.key, draw=draw), task.args)
 
 
+def _cpu_bound(rows: Sequence[Row]) -> bool:
+    """A first attempt whose CPUs were busier than :data:`~.budget.CPU_LIMIT`."""
+    return any(num(r.get("cpu_busy")) > CPU_LIMIT and str(r.get("attempt", "")) in ("1", "1.0")
+               for r in rows if r.get("status", "ok") == "ok")
+
+
 def run_experiment(exp: Experiment, *, out: Optional[str] = None,
                    network: NetworkSettings = NetworkSettings(), overwrite: bool = False,
                    log: Log = print, progress: bool = False, repeat: int = 1) -> Outcome:
-    """Run ``exp`` (module docstring), each task in ``repeat`` draws."""
+    """Run ``exp`` (module docstring), each task in ``repeat`` draws.
+
+    With ``network.auto`` each network is built at the settings ``exp.fit`` chooses, and the
+    tasks whose first attempt was CPU-bound (their rows' ``cpu_busy`` over
+    :data:`~.budget.CPU_LIMIT`, ``attempt`` 1) are measured again on a network rebuilt at
+    ``exp.lower``'s settings, also when a resumed folder holds such an attempt. With more than
+    one network and ``progress``, a bar over the networks gives the time left.
+    """
     network.check()
     if not (isinstance(repeat, int) and 1 <= repeat <= MAX_REPEAT):
         raise UsageError(f"--repeat {repeat!r}: 1 to {MAX_REPEAT} draws")
@@ -262,37 +299,50 @@ def run_experiment(exp: Experiment, *, out: Optional[str] = None,
             return [t for t in tasks
                     if store is None or not store.done(t.id) or store.failed(t.id)]
 
+        def bound(tasks: Sequence[Task], fresh: Sequence[Row]) -> List[Task]:
+            if not (network.auto and network.cpu_retry):
+                return []
+            if store is None:
+                keys = [{c: r.get(c) for c in exp.key} for r in fresh if _cpu_bound([r])]
+                return [t for t in tasks if any(all(str(k[c]) == str(t.key.get(c, ""))
+                                                    for c in exp.key) for k in keys)]
+            return [t for t in tasks if store.done(t.id) and _cpu_bound(store.rows(t.id))]
+
         rows: List[Row] = []
-        for unit in exp.units(log):
-            draws = [[_with_draw(t, d) for t in unit.tasks] for d in range(repeat)]
-            if not any(todo(ts) for ts in draws):
-                log(f"{unit.name}: already measured ({len(unit.tasks)} tasks x {repeat} "
-                    f"draws in {out})")
-                continue
-            spec = network_spec(unit.topology, unit.plan, prefix=new_prefix(),
-                                link_mbps=network.link_mbps, queue_ms=network.queue_ms,
-                                seed=unit.seed, mtu=network.mtu)
-            with Emulation(spec, log=log) as emu:
-                if unit.prepare is not None:
-                    unit.prepare(emu)
-                for d, tasks in enumerate(draws):
-                    if not todo(tasks):
-                        continue
-                    emu.reseed(d)
-
-                    def one(task: Task, emu: Emulation = emu, d: int = d) -> List[Row]:
-                        return [dict(r, draw=d) for r in exp.measure(emu, task, log)]
-
-                    name = unit.name + (f" draw {d + 1}/{repeat}" if repeat > 1 else "")
-                    if repeat > 1:
-                        log(f"{name}: ECMP hash seeds renewed")
-                    if store is None:
-                        rows += [r for t in tasks for r in one(t)]
-                        continue
-                    summary = run_tasks(tasks, one, store, jobs=1, desc=name,
-                                        progress=progress, on_error="record")
-                    if summary.failed:
-                        log(f"{name}: {len(summary.failed)} tasks failed (see results.csv)")
+        units = list(exp.units(log))
+        bar = _units_bar(len(units), progress)
+        try:
+            for unit in units:
+                draws = [[_with_draw(t, d) for t in unit.tasks] for d in range(repeat)]
+                flat = [t for ts in draws for t in ts]
+                if not any(todo(ts) for ts in draws) and not bound(flat, []):
+                    log(f"{unit.name}: already measured ({len(unit.tasks)} tasks x {repeat} "
+                        f"draws in {out})")
+                    bar.update(1)
+                    continue
+                net = exp.fit(unit, network, log)
+                fresh: List[Row] = []
+                if any(todo(ts) for ts in draws):
+                    fresh = _measure_unit(exp, unit, [todo(ts) for ts in draws], net, store,
+                                          False, log)
+                    rows += fresh
+                again = bound(flat, fresh)
+                lower = exp.lower(unit, net, log) if again else None
+                if again and lower is not None:
+                    log(f"{unit.name}: {len(again)} measurements CPU-bound at "
+                        f"{net.link_mbps:g} Mbit/s: measured again at {lower.link_mbps:g} Mbit/s")
+                    ids = {t.id for t in again}
+                    if store is not None:
+                        for t in again:
+                            store.forget(t.id)
+                    else:
+                        rows = [r for r in rows if not _cpu_bound([r])]
+                    rows += _measure_unit(exp, unit, [[t for t in ts if t.id in ids]
+                                                      for ts in draws], lower, store,
+                                          False, log)
+                bar.update(1)
+        finally:
+            bar.close()
         if store is not None:
             rows = [dict(r) for r in read_results(store.flush(force=True))]
         summ, ver = exp.summarize(rows)
@@ -304,6 +354,50 @@ def run_experiment(exp: Experiment, *, out: Optional[str] = None,
                 vcols = [c for c in by if c != exp.arm] + VERDICT_COLUMNS
                 write_csv(Path(out) / "verdicts.csv", ver, vcols)
     return Outcome(exp.kind, rows, Path(out) if out else None, summ, ver)
+
+
+def _units_bar(n: int, progress: bool) -> Any:
+    """A bar over the networks with the time left, on standard error when it is a terminal."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=n, desc="networks", unit="network", file=sys.stderr,
+                disable=None if progress and n > 1 else True)
+
+
+def _measure_unit(exp: Experiment, unit: Unit, draws: Sequence[Sequence[Task]],
+                  net: NetworkSettings, store: Any, progress: bool, log: Log) -> List[Row]:
+    """Build ``unit``'s network at ``net`` and run ``draws[d]`` (the tasks of draw ``d`` still
+    to measure) in each draw; the rows measured (stored when there is a store)."""
+    spec = network_spec(unit.topology, unit.plan, prefix=new_prefix(),
+                        link_mbps=net.link_mbps, queue_ms=net.queue_ms,
+                        seed=unit.seed, mtu=net.mtu)
+    repeat = len(draws)
+    out: List[Row] = []
+    with Emulation(spec, log=log) as emu:
+        if unit.prepare is not None:
+            unit.prepare(emu)
+        for d, tasks in enumerate(draws):
+            if not tasks:
+                continue
+            emu.reseed(d)
+
+            def one(task: Task, emu: Emulation = emu, d: int = d) -> List[Row]:
+                got = [dict(r, draw=d) for r in exp.measure(emu, task, log)]
+                out.extend(got)
+                return got
+
+            name = unit.name + (f" draw {d + 1}/{repeat}" if repeat > 1 else "")
+            if repeat > 1:
+                log(f"{name}: ECMP hash seeds renewed")
+            if store is None:
+                for t in tasks:
+                    one(t)
+                continue
+            summary = run_tasks(tasks, one, store, jobs=1, desc=name,
+                                progress=progress, on_error="record")
+            if summary.failed:
+                log(f"{name}: {len(summary.failed)} tasks failed (see results.csv)")
+    return out
 
 
 # --------------------------------------------------------------------------- shared pieces

@@ -69,10 +69,21 @@ from ..network.hostagent import install_agents
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
 from ..network.srh import srh_bytes
+from .budget import (
+    MAX_CONNECTIONS,
+    MIN_AUTO_MBPS,
+    Choice,
+    choose,
+    load_calibration,
+    nice_floor,
+    run_cost,
+)
+from .calibrate import machine_calibration
 from .harness import (
     PAIRS_RULE,
     Experiment,
     Log,
+    NetworkSettings,
     Row,
     Unit,
     check_heavy,
@@ -108,7 +119,8 @@ COLUMNS = [
     "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
     "starved_connections",
     "retransmits", "cpu_busy", "routers", "links", "status", "error", "subflows_joined",
-    "subflows_expected", "subflows_stale", "mptcp_reinjected",
+    "subflows_expected", "subflows_stale", "mptcp_reinjected", "attempt", "predicted_cpu",
+    "settings",
 ]
 #: MPTCP's counters read around an ``mptcp:K`` run (``MPTcpExt`` in /proc/net/netstat): joins
 #: completed at the destinations; at the sources, subflows the scheduler marked stale (no
@@ -128,8 +140,9 @@ class ThroughputSettings:
     models: Sequence[str] = ("ecmp", "sr")
     k: int = 4
     per_pair: int = 0
-    warmup: float = 3.0
-    seconds: float = 10.0
+    #: ``None``: chosen from the round trips (:mod:`.budget`; 3 and 10 s at least).
+    warmup: Optional[float] = 3.0
+    seconds: Optional[float] = 10.0
     solver: str = "highs"
     max_segments: int = 9
     pause: float = 0.5
@@ -150,7 +163,8 @@ class ThroughputSettings:
             raise UsageError(f"--agent {self.agent!r}: choose from {', '.join(AGENTS)}")
         if self.per_pair < 0:  # 0: the default of the network (DEFAULT_CONNECTIONS)
             raise UsageError(f"--connections must be >= 1, got {self.per_pair}")
-        if not (self.seconds > 0 and self.warmup >= 0):
+        if not ((self.seconds is None or self.seconds > 0)
+                and (self.warmup is None or self.warmup >= 0)):
             raise UsageError("--seconds must be > 0 and --warmup >= 0")
         if not 1 <= self.k <= 9:
             raise UsageError(f"--k {self.k}: 1 to 9 segments")
@@ -175,8 +189,11 @@ def parse_model(token: str) -> Tuple[str, int]:
 
 
 def lp_solution(topo: Topology, pairs: Any, model: str, *, k: int = 4,
-                solver: str = "highs") -> Tuple[MaxFlowResult, str]:
-    """The optimum of ``model`` on ``pairs``, balanced across pairs when that costs nothing.
+                solver: str = "highs", max_pairs: Optional[int] = None
+                ) -> Tuple[MaxFlowResult, str]:
+    """The optimum of ``model`` on ``pairs``, balanced across pairs when that costs nothing
+    and serves at most ``max_pairs`` pairs (more pairs than connections the machine can run:
+    the solver's own optimum, which serves fewer).
 
     Returns the result to place and ``"balanced"`` or ``"as solved"``.
     """
@@ -189,6 +206,10 @@ def lp_solution(topo: Topology, pairs: Any, model: str, *, k: int = 4,
     share = np.full(n, res.value / n)
     bal = max_flow(topo, pairs, model=model, k=k, solver=solver, demands=share)
     if bal.ok and bal.value >= res.value * (1 - BALANCE_TOL):
+        served = int(np.count_nonzero(bal.pair_flow > 1e-12))
+        if max_pairs is not None and served > max_pairs:
+            return res, (f"as solved ({int(np.count_nonzero(res.pair_flow > 1e-12))} pairs; "
+                         f"balanced would serve {served})")
         return bal, "balanced"
     return res, "as solved"
 
@@ -254,8 +275,11 @@ def bpf_transfers(emu: Emulation, placement: Placement) -> List[Transfer]:
 
 
 def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: ThroughputSettings,
-                   *, base: Dict[str, Any], log: Any = None) -> List[Dict[str, Any]]:
-    """One row per model: LP value, measured goodput (link units), ratio, gains."""
+                   *, base: Dict[str, Any], log: Any = None,
+                   solved: Optional[Dict[str, Tuple[MaxFlowResult, str]]] = None
+                   ) -> List[Dict[str, Any]]:
+    """One row per model: LP value, measured goodput (link units), ratio, gains
+    (``solved``: model -> :func:`lp_solution` already computed for these pairs)."""
     settings.check()
     spec = emu.spec
     topo = spec.topology
@@ -291,7 +315,8 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
             before = mptcp_counters(spec, ends, MPTCP_COUNTERS)
             what = f"{len(flows)} MPTCP connections of {subflows} subflows"
         else:
-            res, how = lp_solution(topo, list(pairs), model, k=settings.k, solver=settings.solver)
+            res, how = (solved or {}).get(model) or lp_solution(
+                topo, list(pairs), model, k=settings.k, solver=settings.solver)
             lp_units = res.value / spec.unit
             placement = place_connections(topo, res, per_pair=settings.per_pair,
                                           max_segments=settings.max_segments,
@@ -320,7 +345,8 @@ def measure_models(emu: Emulation, pairs: Sequence[Tuple[str, str]], settings: T
             f"{settings.warmup:g} + {settings.seconds:g} s")
         if mi and settings.pause > 0:
             time.sleep(settings.pause)  # let the previous model's queues drain
-        tr = run_traffic(emu, flows, warmup=settings.warmup, seconds=settings.seconds)
+        tr = run_traffic(emu, flows, warmup=3.0 if settings.warmup is None else settings.warmup,
+                         seconds=10.0 if settings.seconds is None else settings.seconds)
         if kind == "mptcp":
             after = mptcp_counters(spec, ends, MPTCP_COUNTERS)
             d = {c: after[c] - before[c] for c in MPTCP_COUNTERS}
@@ -387,6 +413,10 @@ class Throughput(Experiment):
         self.heavy, self.seed_list = [float(h) for h in heavy], [int(s) for s in seeds]
         self.solver = self.settings.solver
         self.arms = list(dict.fromkeys(self.settings.models))
+        #: Per network, the settings chosen for it and the attempt (2: after a CPU-bound one).
+        self._fitted: Dict[str, Tuple[Choice, int]] = {}
+        #: The LP solutions of the task being fitted and measured (one task kept).
+        self._lps: Dict[str, Dict[str, Tuple[MaxFlowResult, str]]] = {}
 
     def config(self) -> Dict[str, Any]:
         st = self.settings
@@ -417,13 +447,84 @@ class Throughput(Experiment):
                          for t in pair_tasks(name, topo, self.heavy, self.seed_list)]
             yield Unit(name, topo, plan, tasks, seed=self.seed_list[0] if self.seed_list else 0)
 
+    def _solve(self, topo: Topology, task: Task) -> Dict[str, Tuple[MaxFlowResult, str]]:
+        """The LP solutions of ``task``'s pairs (once per task: fitting and measuring share
+        them); ``mptcp:K`` is costed as ``multipath`` (every shortest path)."""
+        key = _draw_key(task)
+        if key not in self._lps:
+            pairs = list(task.args[0])
+            models = {parse_model(m)[0] for m in self.settings.models}
+            self._lps[key] = {m: lp_solution(topo, pairs, m, k=self.settings.k,
+                                             solver=self.settings.solver,
+                                             max_pairs=MAX_CONNECTIONS)
+                              for m in sorted(models | ({"multipath"} if "mptcp" in models
+                                                        else set())) if m != "mptcp"}
+        return self._lps[key]
+
+    def _choose(self, unit: Unit, network: NetworkSettings, link_mbps: Optional[float],
+                log: Log) -> Choice:
+        st = self.settings
+        results = [r for t in unit.tasks for r, _ in self._solve(unit.topology, t).values()]
+        cost = run_cost(unit.topology, results, float(np.min(unit.topology.arc_capacity)))
+        cal = machine_calibration(log, mtu=network.mtu) if link_mbps is None \
+            else load_calibration()
+        per_pair = st.per_pair or max(t.args[1] for t in unit.tasks)
+        return choose(cost, cal, budget=network.cpu_budget, mtu=network.mtu,
+                      queue_ms=network.queue_ms, per_pair=per_pair, link_mbps=link_mbps,
+                      warmup=st.warmup, seconds=st.seconds, fixed_pairs=bool(st.per_pair))
+
+    def fit(self, unit: Unit, network: NetworkSettings, log: Log) -> NetworkSettings:
+        """``--link-mbps auto``: the rate, window and connections of :mod:`.budget`; a rate
+        given: the window (when not given) from the round trips at that rate."""
+        st = self.settings
+        self._lps = {}  # a new network: the last one's solutions are done with
+        if not network.auto and st.warmup is not None and st.seconds is not None:
+            return network
+        c = self._choose(unit, network, None if network.auto else network.link_mbps, log)
+        self._fitted[unit.name] = (c, 1)
+        log(f"{unit.name}: {c.link_mbps:g} Mbit/s, {c.warmup:g} + {c.seconds:g} s, "
+            f"{c.per_pair} connections per pair, CPUs predicted {c.predicted_busy:.0%} busy: "
+            f"{c.reason}")
+        return dataclasses.replace(network, link_mbps=c.link_mbps)
+
+    def lower(self, unit: Unit, network: NetworkSettings, log: Log
+              ) -> Optional[NetworkSettings]:
+        """Half the rate (rounded down to a round value), the window recomputed for it."""
+        rate = nice_floor(network.link_mbps / 2)
+        if rate < MIN_AUTO_MBPS:
+            return None
+        c = self._choose(unit, network, rate, log)
+        self._fitted[unit.name] = (dataclasses.replace(
+            c, reason=f"CPU-bound at {network.link_mbps:g} Mbit/s: half the rate; {c.reason}"), 2)
+        return dataclasses.replace(network, link_mbps=rate)
+
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
         pairs, per_pair = task.args
         st = dataclasses.replace(self.settings, per_pair=self.settings.per_pair or per_pair)
-        return measure_models(emu, pairs, st, base=dict(task.key), log=log)
+        fitted = self._fitted.get(str(task.key.get("scenario")))
+        extra: Dict[str, Any] = {"attempt": 1}
+        if fitted is not None:
+            c, attempt = fitted
+            st = dataclasses.replace(st, warmup=c.warmup, seconds=c.seconds,
+                                     per_pair=self.settings.per_pair or c.per_pair)
+            extra = {"attempt": attempt, "predicted_cpu": round(c.predicted_busy, 4),
+                     "settings": c.reason}
+        solved = self._lps.get(_draw_key(task))
+        rows = measure_models(emu, pairs, st, base=dict(task.key), log=log, solved=solved)
+        return [dict(r, **extra) for r in rows]
 
     def table(self, rows: Sequence[Row]) -> str:
         return format_rows(rows)
+
+
+def _window(r: Row) -> str:
+    w, s = num(r.get("warmup")), num(r.get("seconds"))
+    return f"{w:g}+{s:.0f}" if math.isfinite(w) and math.isfinite(s) else ""
+
+
+def _draw_key(task: Task) -> str:
+    """A task's pairs, whatever its draw: ``(scenario, heavy, seed)``."""
+    return "|".join(str(task.key.get(c, "")) for c in ("scenario", "heavy", "seed"))
 
 
 def summary(rows: Sequence[Row]) -> Dict[str, Dict[str, float]]:
@@ -459,7 +560,7 @@ def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
     """The table the CLI prints."""
     lines = [f"{'scenario':>14} {'heavy':>5} {'seed':>4} {'model':>9} {'conns':>5} "
              f"{'LP':>7} {'measured':>8} {'ratio':>6} {'ceiling':>7} {'data':>5} "
-             f"{'LP gain':>7} {'gain':>6} {'cpu':>5}"]
+             f"{'LP gain':>7} {'gain':>6} {'cpu':>5} {'Mbit/s':>6} {'window':>8}"]
 
     def f(x: Any, w: int, p: int = 3) -> str:
         try:
@@ -479,10 +580,13 @@ def format_rows(rows: Sequence[Dict[str, Any]]) -> str:
                      f"{f(r['measured'], 8)} {f(r['ratio'], 6)} {f(r['ceiling'], 7)} "
                      f"{f(r.get('data_share'), 5, 2)} "
                      f"{f(r.get('lp_gain'), 7, 2)} {f(r.get('measured_gain'), 6, 2)} "
-                     f"{f(r.get('cpu_busy'), 5, 2)}")
+                     f"{f(r.get('cpu_busy'), 5, 2)} {f(r.get('link_mbps'), 6, 2)} "
+                     f"{_window(r):>8}" + (" (2nd: CPU-bound 1st)"
+                                           if str(r.get("attempt")) in ("2", "2.0") else ""))
     lines.append("LP and measured in link units (1 = --link-mbps); mptcp:K's LP is the analytic "
                  "mptcp:K model's value (mean over hash draws); ratio = measured / LP;\n"
                  "ceiling = payload share of a full frame (mss / (MTU + 14)); data = ratio / ceiling; "
-                 "gains over ecmp; cpu = machine busy share")
+                 "gains over ecmp; cpu = machine busy share;\nMbit/s = the link rate of one "
+                 "unit; window = warm-up + measured seconds")
     return "\n".join(lines)
 

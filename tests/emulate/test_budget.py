@@ -1,0 +1,127 @@
+"""The CPU budget (emulate/experiments/budget.py) without root: a run's cost from a real LP
+solution worked by hand, the settings it chooses worked by hand, the calibration's fit and its
+file read as untrusted data."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import networkx as nx
+import pytest
+
+from tpcstudy import read_topology
+from tpcstudy.emulate.experiments import budget as B
+from tpcstudy.emulate.experiments.calibrate import fit
+from tpcstudy.errors import EmulationError, InputFileError, UsageError
+from tpcstudy.maxflow import max_flow
+
+
+def _triangle(cap_st: float = 1.0):
+    g = nx.Graph()
+    g.add_edge("s", "t", capacity=cap_st)
+    g.add_edge("s", "a", capacity=1.0)
+    g.add_edge("a", "t", capacity=1.0)
+    return read_topology(g, capacity="file")
+
+
+def _cal(spp: float, base: float = 0.05, cpus: int = 2) -> B.Calibration:
+    return B.Calibration(seconds_per_packet=spp, base_busy=base, cpus=cpus, mtu=1500,
+                         machine=B.machine())
+
+
+def test_run_cost_of_a_real_lp_by_hand():
+    """sr k = 2 on the triangle sends 1 on s-t and 1 round s-a-t: 3 arc-units of load plus 2
+    host-NIC units; the longest path has 2 hops. ecmp (1 on s-t) costs less: sr is the run's."""
+    t = _triangle()
+    sr = max_flow(t, [("s", "t")], model="sr", k=2)
+    ecmp = max_flow(t, [("s", "t")], model="ecmp")
+    assert sr.value == pytest.approx(2.0) and ecmp.value == pytest.approx(1.0)
+    c = B.run_cost(t, [ecmp, sr], unit=1.0)
+    assert (c.hop_units, c.max_hops, c.path_unit_hops, c.pairs, c.value) == pytest.approx(
+        (5.0, 2.0, 2.0, 1, 2.0))
+    assert B.run_cost(t, [ecmp], unit=1.0).hop_units == pytest.approx(2.0)
+    # a faster s-t link (capacity 4) counts in units of the smallest link: the same load, but a
+    # frame on the fast link takes a quarter of the time
+    t4 = _triangle(4.0)
+    c4 = B.run_cost(t4, [max_flow(t4, [("s", "t")], model="ecmp")], unit=1.0)
+    assert c4.hop_units == pytest.approx(4.0 + 4.0) and c4.path_unit_hops == pytest.approx(0.25)
+
+
+def test_nice_floor():
+    assert [B.nice_floor(x) for x in (266.0, 2.66, 0.97, 10.0, 0.149, 7.99, 1.0)] == \
+        [250.0, 2.5, 0.8, 10.0, 0.12, 6.0, 1.0]
+    with pytest.raises(ValueError):
+        B.nice_floor(0.0)
+
+
+def test_choose_by_hand():
+    t = _triangle()
+    cost = B.run_cost(t, [max_flow(t, [("s", "t")], model="sr", k=2)], unit=1.0)
+    per_mbps = 5.0 * 1e6 / (8 * 1514)  # 412.8 data packets/s per Mbit/s
+    # a fast machine: the cap (10 Mbit/s, the old default) binds
+    fast = B.choose(cost, _cal(1e-5), mtu=1500, queue_ms=50.0, per_pair=8)
+    assert fast.link_mbps == 10.0 and "highest auto rate" in fast.reason
+    # a slow one: 0.6 x 2 CPUs / (1e-3 s x 412.8) = 2.91 Mbit/s, rounded down to 2.5 (the
+    # idle load at calibration, 5 %, is not planned with)
+    slow = B.choose(cost, _cal(1e-3), mtu=1500, queue_ms=50.0, per_pair=8)
+    assert slow.link_mbps == 2.5
+    assert slow.predicted_busy == pytest.approx(per_mbps * 2.5 * 1e-3 / 2)
+    frame_s = 8 * 1514 / 2.5e6
+    assert slow.rtt == pytest.approx(1.1 * 2 * frame_s + 0.050)
+    assert (slow.warmup, slow.seconds) == (3.0, 10.0)  # 20 and 40 round trips are shorter
+    # 2 units x 206 frames/s x 60.7 ms = 25 frames in flight: 6 connections get 4 each
+    assert slow.per_pair == 6 and "6 connections per pair (not 8)" in slow.reason
+    assert B.choose(cost, _cal(1e-3), mtu=1500, queue_ms=50.0, per_pair=8,
+                    fixed_pairs=True).per_pair == 8
+    # a rate given is kept, the window grows with its round trips
+    low = B.choose(cost, None, mtu=1500, queue_ms=50.0, per_pair=1, link_mbps=0.1)
+    rtt = 1.1 * 2 * 8 * 1514 / 0.1e6 + 10 * 8 * 1514 / 0.1e6
+    assert low.rtt == pytest.approx(rtt) and math.isnan(low.predicted_busy)
+    assert (low.warmup, low.seconds) == (math.ceil(20 * rtt), math.ceil(40 * rtt))
+    # nothing fits: refused with the numbers, not a rate of zero
+    with pytest.raises(UsageError, match="does not fit this machine"):
+        B.choose(cost, _cal(1.0), mtu=1500, queue_ms=50.0, per_pair=8)
+    with pytest.raises(UsageError, match="cpu-budget"):
+        B.choose(cost, _cal(1e-5), budget=1.5, mtu=1500, queue_ms=50.0, per_pair=8)
+
+
+def test_fit_by_hand():
+    # busy = 0.04 + pps * 2e-5 / 2: three points on the line, one saturated point left out
+    pts = [(10.0, 4000.0, 0.08), (20.0, 8000.0, 0.12), (40.0, 16000.0, 0.20),
+           (320.0, 128000.0, 0.97)]
+    cal = fit(pts, 2)
+    assert cal.seconds_per_packet == pytest.approx(2e-5)
+    assert cal.base_busy == pytest.approx(0.04) and cal.packets_per_core == pytest.approx(5e4)
+    assert cal.points == tuple(pts)
+    with pytest.raises(EmulationError, match="usable points"):
+        fit(pts[-1:], 2)
+    with pytest.raises(EmulationError, match="does not grow"):
+        fit([(10.0, 4000.0, 0.5), (20.0, 8000.0, 0.3)], 2)
+
+
+def test_calibration_file_round_trip_and_refusals(tmp_path):
+    cal = fit([(10.0, 4000.0, 0.08), (20.0, 8000.0, 0.12)], 2)
+    p = B.save_calibration(cal, tmp_path / "cal.json")
+    assert B.load_calibration(p) == cal
+    d = json.loads(p.read_text())
+    other = dict(d, machine=dict(d["machine"], cpu="another CPU"))
+    p.write_text(json.dumps(other))
+    assert B.load_calibration(p) is None  # another machine's: measured again
+    assert B.load_calibration(p, any_machine=True).machine["cpu"] == "another CPU"
+    for bad, words in ((dict(d, seconds_per_packet=-1), "seconds_per_packet = -1"),
+                       (dict(d, seconds_per_packet="1e-5"), "seconds_per_packet = '1e-5'"),
+                       (dict(d, format=99), "not a calibration of format 1"),
+                       (dict(d, points=[[1, 2]]), "points must be"),
+                       (dict(d, machine="x"), "machine = 'x'")):
+        p.write_text(json.dumps(bad))
+        with pytest.raises(InputFileError, match=words):
+            B.load_calibration(p)
+    p.write_text("{not json")
+    with pytest.raises(InputFileError, match="not JSON"):
+        B.load_calibration(p)
+    link = tmp_path / "link.json"
+    link.symlink_to(p)
+    with pytest.raises(InputFileError, match="symbolic link"):
+        B.load_calibration(link)
+    assert B.load_calibration(tmp_path / "absent.json") is None

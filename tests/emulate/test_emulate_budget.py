@@ -1,0 +1,62 @@
+"""The CPU budget on the real emulator (root): the calibration measures a real chain (its packet
+rate is what the link rate and the hops make it), ``--link-mbps auto`` chooses and records its
+settings, and a CPU-bound first attempt is measured again at half the rate, also when a resumed
+folder holds it."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from tpcstudy.emulate.experiments import harness
+from tpcstudy.emulate.experiments.calibrate import ROUTERS, calibrate
+from tpcstudy.emulate.experiments.harness import NetworkSettings, run_experiment
+from tpcstudy.emulate.experiments.throughput import Throughput, ThroughputSettings
+
+pytestmark = pytest.mark.usefixtures("emulator", "emulation_guard")
+
+
+def test_calibration_counts_what_the_chain_forwards():
+    """TCP fills a chain of 4 links at 5 and 20 Mbit/s: every data frame (1514 bytes) is sent by
+    the source's host NIC and by 4 link veths, so the veths send about 5 x rate / frame packets
+    per second (TCP fills 90-100 % of a link)."""
+    cal = calibrate(rates=(5.0, 20.0), warmup=1.0, seconds=2.0, log=lambda m: None)
+    assert [p[0] for p in cal.points] == [5.0, 20.0]
+    for rate, pps, busy in cal.points:
+        ideal = ROUTERS * rate * 1e6 / (8 * 1514)
+        assert 0.85 * ideal < pps < 1.02 * ideal, (rate, pps, ideal)
+        assert 0 < busy < 1
+    assert cal.seconds_per_packet > 0 and 1e3 < cal.packets_per_core < 1e7
+
+
+def _rows(out: Path):
+    with open(out / "results.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_auto_settings_and_the_cpu_bound_retry(zoo_installed, tmp_path, monkeypatch):
+    """Abilene 20 %: the tests' calibration (50,000 packets/s per CPU) leaves room for the top
+    auto rate, 10 Mbit/s. With the CPU limit forced below any reading every first attempt is
+    CPU-bound: kept as such without the retry, then, resumed, measured again at 5 Mbit/s."""
+    st = ThroughputSettings(models=("ecmp", "sr"), warmup=1.0, seconds=2.0)
+    out = tmp_path / "auto"
+    monkeypatch.setattr(harness, "CPU_LIMIT", -1.0)
+
+    def run(retry: bool):
+        exp = Throughput(topo="zoo/Abilene", heavy=[20.0], seeds=[0], settings=st)
+        return run_experiment(exp, out=str(out), log=lambda m: None,
+                              network=NetworkSettings(auto=True, cpu_retry=retry))
+
+    first = run(False)
+    assert {r["model"] for r in first.rows} == {"ecmp", "sr"}
+    for r in first.rows:
+        assert r["status"] == "ok" and r["link_mbps"] == "10.0" and r["attempt"] == "1", r
+        assert "the highest auto rate" in r["settings"] and 0 < float(r["predicted_cpu"]) < 0.6
+    again = run(True)
+    for r in again.rows:
+        assert r["status"] == "ok" and r["link_mbps"] == "5.0" and r["attempt"] == "2", r
+        assert r["settings"].startswith("CPU-bound at 10 Mbit/s: half the rate")
+        assert float(r["ratio"]) / float(r["ceiling"]) > 0.8, r
+    assert _rows(out) == [{k: str(v) for k, v in r.items()} for r in again.rows]
