@@ -22,6 +22,7 @@ LAYERS: List[Tuple[str, ...]] = [
     ("subflows", "pairs", "topogen", "lp", "policies"),
     ("maxflow",),
     ("mlu",),
+    ("unsplit", "demands"),
     ("export",),
     ("hostagent",),
     ("study",),

@@ -4,21 +4,70 @@ largest factor ``lambda = 1 / MLU`` by which the matrix can grow (concurrent flo
 
 - ``ecmp``: evaluation only, the MLU of plain ECMP routing (each demand split over its IGP
   shortest-path DAG, every router splitting evenly among its next hops: docs/method.md §3).
-- ``sr``: each demand split over sr-paths with at most ``k`` segments (ECMP on each segment),
-  by column generation: the exact LP optimum, any MLU range.
-- ``mcf``: any routing (the lower bound), by column generation over simple paths.
+- ``sr``: each demand split over sr-paths with at most ``k`` segments (ECMP on each segment).
+- ``multipath``: each demand split in any proportions over its IGP shortest paths (MPTCP over
+  ECMP): the minimum MLU over flows confined to each demand's shortest-path DAG.
+- ``mcf``: any routing (the lower bound), over simple paths.
 
-The LP, in the maximisation shape of :mod:`tpcstudy.lp`::
+Order: ``ecmp >= sr(k) >= sr(k + 1) >= mcf`` and ``ecmp >= multipath >= mcf``; sr and multipath
+are not ordered (sr may leave the DAG through a waypoint; multipath may split unevenly where
+ECMP splits evenly, which no sr-path can undo: tests/test_mlu.py has a graph of each kind).
 
-    maximise    lambda
-    subject to  sum_p r(a, p) x_p            <= capacity_a     for every arc a
-                lambda * volume_d - sum_{p of d} x_p <= 0      for every demand d
+The LP: the key-path (base-column) form of the arc-path LP
+--------------------------------------------------------------
+The plain LP has a flow ``x_p >= 0`` per column (sr-path, shortest path or path ``p``, arc
+usage ``r_p(a)``) and one row per demand; every demand's ECMP routing (the direct segment, a
+column of every model) is its *key column* ``key(d)``. Written as "minimise U" (U = the MLU
+itself, flows routing the matrix)::
 
-A column (path) of demand ``d`` prices ``sum_a r(a, p) y_a`` under the arc duals ``y`` and
-enters iff that is below the demand row's dual ``z_d`` (relative tolerance 1e-9); none does at
-the optimum. Capacities and volumes are divided by the median capacity first (lambda does not
-depend on the unit). Demands of zero volume, and of a router to itself, are ignored (CG4SR
-crashes on the first kind). An unreachable demand makes the matrix unroutable: MLU ``inf``.
+    minimise    U
+    subject to  sum_p r_p(a) x_p - U cap_a <= 0       for every arc a
+                sum_{p of d} x_p             = vol_d   for every demand d
+
+substitute ``x_key(d) = vol_d - sum_{p of d, p != key} x_p`` (which must stay >= 0)::
+
+    maximise    -U
+    subject to  sum_{p non-key} (r_p(a) - r_key(d_p)(a)) x_p - U cap_a <= -ecmp_load(a)
+                sum_{p of d, non-key} x_p <= vol_d   only for demands d with a non-key column
+
+so the LP has one row per arc plus one per demand that has a non-key column (rows are added as
+columns enter; none at the start, when the LP's optimum is ECMP's MLU), and ``U`` is one
+column. In this "minimise U" form the new demand rows involve only new columns (in the
+"maximise lambda" form they would need a lambda coefficient on an existing column).
+
+Pricing. With ``y_a >= 0`` the arc rows' duals and ``w_d >= 0`` the demand rows' (``w_d = 0``
+where a demand has no row), a non-key column ``p`` of ``d`` has reduced cost
+``-(sum_a (r_p(a) - r_key(a)) y_a + w_d)``: it improves the LP iff
+``price(p) < price(key(d)) - w_d =: z_d`` with ``price(q) = sum_a r_q(a) y_a``. ``z_d`` is the
+plain LP's demand dual (the key column is basic there unless ``w_d > 0``, when ``x_key = 0``),
+so a demand without a row has the implied dual ``z_d = price(key(d))``. The U column's dual
+constraint is ``sum_a cap_a y_a <= 1``. Each round every demand's cheapest column under ``y``
+enters iff its price is below ``z_d - PRICE_TOL * max(1, |z_d|)``; none does at the optimum, so
+the value is the optimum over the model's whole column family. Oracles: sr, the cheapest
+sr-path (segment costs and the segment DP, run only where the cheapest path under ``y`` is
+already below ``z_d``); multipath, the cheapest single shortest path (``dag_min_costs``);
+mcf, Dijkstra on ``y + 1e-12``.
+
+At most :data:`ENTER_MAX` columns enter per round, those furthest below ``z_d``.
+
+Why this form, measured (REPETITA inverse-capacity ``.0000`` matrices; HiGHS, primal simplex
+warm starts). The plain LP (one row per demand, a lambda column) spent 97 % of its time in
+HiGHS on the large instances. On GtsCe (22,023 demands), sr2 / sr4 / mcf: plain LP 118 / 120 /
+116 s; this form with every priced column entering 15 / 13 / 22 s (15,113 rows at the end,
+not 22,409); with at most 300 entering per round 11 / 7 / 5 s. Tried and dropped: re-keying
+(rebuilding the LP with each demand's busiest column as its key, so that the 12,089 demands
+the optimum moves off ECMP lose their rows) tails off when the rebuild drops the columns
+without flow (GtsCe sr2: 2,390 rounds, 131 s) and keeps nearly all of them otherwise (the
+duals are zero off the few bottleneck arcs, so most reduced costs are exactly 0); dual simplex
+for the warm re-solves did not finish GtsCe sr2 in 5 minutes. Side by side
+(``benchmarks/mlu_colgen.py``, one process, ecmp + sr2 + sr4 + mcf, before -> after): GtsCe
+354 -> 23 s, Cogentco 309 -> 10 s, TataNld 161 -> 12 s, UsCarrier 134 -> 4 s, Ion 87 -> 5 s,
+the same MLUs; all 260 instances (``scripts/mlu_repetita.py --jobs 2``) 45-64 s on 2 cores
+(before: 1,030 s with 2 processes), every MLU within 1.2e-13 relative of the plain LP's.
+
+Capacities and volumes are divided by the median capacity first (the MLU does not depend on
+the unit). Demands of zero volume, and of a router to itself, are ignored (CG4SR crashes on the
+first kind). An unreachable demand makes the matrix unroutable: MLU ``inf``.
 """
 
 from __future__ import annotations
@@ -26,27 +75,44 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import paths as _paths
 from .errors import SolverError, UsageError
-from .lp import make_model
+from .lp import LPResult, make_model
 from .maxflow.models import ArcPaths
 from .topology import Topology
 
-__all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays"]
+__all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays", "Path",
+           "Routing"]
 
 #: The models :func:`min_mlu` solves.
-MLU_MODELS = ("ecmp", "sr", "mcf")
+MLU_MODELS = ("ecmp", "sr", "multipath", "mcf")
 #: Relative reduced-cost tolerance of the column generation.
 PRICE_TOL = 1e-9
+#: ``|r_p(a) - r_key(a)|`` at or below this is rounding (ratios are sums of fractions <= 1).
+ZERO_TOL = 1e-12
+#: Most columns entering the LP per round: those furthest below their demand's dual. sr2 +
+#: sr4 + mcf on the 8 REPETITA instances with the most demands took 78.9 s at most 100, 61.5 s
+#: at 200, 62.9 s at 300, 65.1 s at 600; with no limit the largest three alone took 86 s
+#: (36 s at 300). The optimum does not depend on it (tests/test_mlu.py).
+ENTER_MAX = 300
+#: A path's routers: (source, waypoints..., target) for sr and ecmp, every router for
+#: multipath and mcf.
+Path = Tuple[int, ...]
+#: Per demand, its paths with the traffic each carries.
+Routing = List[List[Tuple[Path, float]]]
+
+
+def _empty_ids() -> np.ndarray:
+    return np.zeros(0, dtype=np.int32)
 
 
 @dataclasses.dataclass
 class MLUResult:
-    """The minimum MLU of one model on one demand matrix.
+    """The minimum MLU of one model on one demand matrix, with the routing that reaches it.
 
     Attributes
     ----------
@@ -54,16 +120,42 @@ class MLUResult:
         The model and its segment limit (``sr``; else ``None``).
     mlu
         The maximum link utilisation of the best routing (``inf``: a demand cannot be routed).
+        For the LP models, the LP optimum (``utilisation.max()`` equals it to the solver's
+        tolerance).
     lam
         ``1 / mlu``: the largest factor the matrix can grow by.
     loads
-        Per directed arc, the traffic of the best routing (in the demands' unit).
+        Per directed arc, the traffic of the best routing (in the demands' unit): what
+        :attr:`paths` put on it.
     utilisation
         ``loads / capacity`` per arc.
     demands
         Demands routed (zero volumes and self-demands left out).
     columns, iterations, seconds
-        Columns in the final LP, column-generation rounds, wall-clock time.
+        Columns in the final LP (the key columns included), column-generation rounds,
+        wall-clock time.
+    sources, targets, volumes
+        The demands routed, as :func:`demand_arrays` gives them (router ids, volumes).
+    paths
+        Per demand ``i`` (the order of :attr:`sources`), the paths carrying it and their
+        traffic: ``paths[i] = [(path, flow), ...]`` with ``path`` a tuple of router ids
+        (:data:`Path`: sr and ecmp, the source, the waypoints and the target, each segment
+        split by ECMP; multipath and mcf, every router of a simple path) and ``flow`` the
+        traffic of the matrix itself (not scaled by ``lam``); the flows of a demand sum to its
+        volume (to 1e-9 relative), the largest first. Empty when the matrix is unroutable.
+        Under ``--links multigraph`` a router sequence of mcf or multipath does not say which
+        of parallel links it takes (its traffic is in :attr:`loads`).
+    arc_prices, demand_prices
+        The LP models' optimality certificate (empty for ecmp): the final duals ``y_a >= 0``
+        per arc (in 1 / the capacities' unit, ``sum_a capacity_a y_a = 1``) and ``z_d`` per
+        demand, with ``z_d`` at most the price ``sum_a r_p(a) y_a`` of every column ``p`` of
+        the model for ``d`` and ``mlu = sum_d volume_d z_d`` (LP duality): ``z_d`` is how much
+        the MLU grows per unit more of demand ``d``, to first order.
+    rows, lp_seconds
+        Rows of the final LP; seconds spent in the LP solver.
+    bound
+        A lower bound on the MLU of any routing of the model's kind, where one is computed
+        (``sr-unsplit``: :func:`tpcstudy.unsplit.sr_unsplit`); else ``nan``.
     """
 
     model: str
@@ -76,6 +168,15 @@ class MLUResult:
     columns: int = 0
     iterations: int = 0
     seconds: float = 0.0
+    sources: np.ndarray = dataclasses.field(default_factory=_empty_ids)
+    targets: np.ndarray = dataclasses.field(default_factory=_empty_ids)
+    volumes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    paths: Routing = dataclasses.field(default_factory=list)
+    arc_prices: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    demand_prices: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    rows: int = 0
+    lp_seconds: float = 0.0
+    bound: float = math.nan
 
 
 def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,25 +205,39 @@ def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray,
             np.asarray(v, dtype=np.float64))
 
 
-def _segment_columns(topo: Topology, hops: Sequence[Tuple[int, ...]]
-                     ) -> List[Tuple[np.ndarray, np.ndarray]]:
-    """Arc usage ``r(a, p)`` of each sr-path (its nodes: source, waypoints, target): the sum of
-    its segments' ECMP ratios."""
-    segs = [(p[i], p[i + 1]) for p in hops for i in range(len(p) - 1)]
-    if not segs:
-        return [(np.zeros(0, dtype=np.int64), np.zeros(0)) for _ in hops]
-    ss = np.asarray([a for a, _ in segs], dtype=np.int32)
-    tt = np.asarray([b for _, b in segs], dtype=np.int32)
-    off, arcs, fr = _paths.segment_ratios(topo, ss, tt)
-    out, j = [], 0
-    for p in hops:
-        acc: Dict[int, float] = {}
-        for _ in range(len(p) - 1):
-            for a, f in zip(arcs[off[j]:off[j + 1]].tolist(), fr[off[j]:off[j + 1]].tolist()):
-                acc[a] = acc.get(a, 0.0) + f
-            j += 1
-        keys = sorted(acc)
-        out.append((np.asarray(keys, dtype=np.int64), np.asarray([acc[a] for a in keys])))
+# ------------------------------------------------------------------------------ columns
+def _sr_matrix(topo: Topology, seqs: Sequence[Path]) -> Any:
+    """Arc usage of sr-paths (their routers: source, waypoints, target) as a scipy CSR matrix
+    (paths x arcs): the sum of the segments' ECMP ratios, in one batch of the core."""
+    from scipy.sparse import csr_matrix
+
+    n, m2 = topo.num_nodes, 2 * topo.num_links
+    nseg = np.asarray([len(q) - 1 for q in seqs], dtype=np.int64)
+    u = np.fromiter((q[i] for q in seqs for i in range(len(q) - 1)), dtype=np.int64)
+    v = np.fromiter((q[i + 1] for q in seqs for i in range(len(q) - 1)), dtype=np.int64)
+    if not len(u):
+        return csr_matrix((len(seqs), m2))
+    uniq, inv = np.unique(u * n + v, return_inverse=True)
+    off, arcs, fr = _paths.segment_ratios(topo, (uniq // n).astype(np.int32),
+                                          (uniq % n).astype(np.int32))
+    cnt = np.diff(off)[inv]  # entries of each segment of each path
+    first = np.repeat(off[:-1][inv], cnt)
+    idx = first + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    col = np.repeat(np.repeat(np.arange(len(seqs)), nseg), cnt)
+    out = csr_matrix((fr[idx], (col, arcs[idx].astype(np.int64))), shape=(len(seqs), m2))
+    out.sum_duplicates()
+    return out
+
+
+def _arc_matrix(m2: int, keys: Sequence[Tuple[int, ...]]) -> Any:
+    """Arc usage of concrete paths given by their arc ids: 1 on each arc (CSR, paths x arcs)."""
+    from scipy.sparse import csr_matrix
+
+    lens = np.asarray([len(a) for a in keys], dtype=np.int64)
+    flat = np.fromiter((a for q in keys for a in q), dtype=np.int64, count=int(lens.sum()))
+    out = csr_matrix((np.ones(len(flat)), flat, np.r_[0, np.cumsum(lens)]),
+                     shape=(len(keys), m2))
+    out.sum_duplicates()
     return out
 
 
@@ -136,6 +251,173 @@ def ecmp_loads(topo: Topology, sources: np.ndarray, targets: np.ndarray,
     return load
 
 
+# ------------------------------------------------------------------------------ pricing
+#: A generated column's identity within its demand: an sr-path's routers (s, waypoints...,
+#: t), or a path's arc ids (multipath, mcf).
+Key = Tuple[int, ...]
+
+
+def _most_negative(want: np.ndarray, gain: np.ndarray, most: int) -> np.ndarray:
+    """The positions of the ``most`` smallest ``gain`` (ties: the first), in ``want``'s order."""
+    if not most or len(want) <= most:
+        return np.arange(len(want))
+    return np.sort(np.argsort(gain, kind="stable")[:most])
+
+
+class _Model:
+    """A model's column family: pricing, arc usage of columns, their routers."""
+
+    def __init__(self, topo: Topology, S: np.ndarray, T: np.ndarray, model: str, k: int) -> None:
+        self.topo, self.S, self.T, self.model, self.k = topo, S, T, model, k
+        self.m2 = 2 * topo.num_links
+        self.ap = ArcPaths(topo) if model in ("mcf", "multipath") else None
+        self.arc_src = topo.arc_src.tolist()
+        self.arc_dst = topo.arc_dst.tolist()
+
+    def price(self, y: np.ndarray, limit: np.ndarray, most: int = 0
+              ) -> Tuple[np.ndarray, List[Key]]:
+        """The demands (ascending) whose cheapest column under arc prices ``y`` costs less than
+        ``limit[d]``, and those columns; with ``most``, only the ``most`` demands whose column
+        is furthest below its limit."""
+        topo, S, T = self.topo, self.S, self.T
+        if self.model == "sr":
+            # no sr-path costs less than the cheapest path: the segment DP runs only for the
+            # demands whose cheapest path is below their limit (few after the first rounds)
+            bound = _paths.path_price_bounds(topo, y, S, T, float(limit.max()))
+            cand = np.flatnonzero(bound < limit)
+            if not len(cand):
+                return cand, []
+            vals, off, wps = _paths.best_sr_paths(topo, _paths.segment_costs(topo, y), S[cand],
+                                                  T[cand], self.k)
+            ok = np.flatnonzero(vals < limit[cand])
+            ok = ok[_most_negative(ok, vals[ok] - limit[cand[ok]], most)]
+            o, w = off.tolist(), wps.tolist()
+            s_, t_ = S.tolist(), T.tolist()
+            keys = [(s_[d],) + tuple(w[o[j]:o[j + 1]]) + (t_[d],)
+                    for d, j in zip(cand[ok].tolist(), ok.tolist())]
+            return cand[ok], keys
+        assert self.ap is not None
+        if self.model == "multipath":
+            cost, nxt = _paths.dag_min_costs(topo, y)
+            vals = cost[S, T]
+            want = np.flatnonzero(vals < limit)
+            want = want[_most_negative(want, vals[want] - limit[want], most)]
+            return want, self.ap.from_next(nxt, S[want], T[want])
+        from scipy.sparse.csgraph import dijkstra  # ~80 ms to import: only mcf needs it
+
+        w_ = y + 1e-12  # zero-dual arcs stay in the sparse graph
+        vals = _paths.path_price_bounds(topo, w_, S, T, float(limit.max()))
+        want = np.flatnonzero(vals < limit)
+        want = want[_most_negative(want, vals[want] - limit[want], most)]
+        if not len(want):
+            return want, []
+        src = np.unique(S[want])
+        _, pred = dijkstra(self.ap.pricing_graph(w_), directed=True, indices=src,
+                           return_predecessors=True)
+        return want, self.ap.from_pred(pred, np.searchsorted(src, S[want]), S[want], T[want])
+
+    def columns(self, keys: Sequence[Tuple[int, ...]]) -> Any:
+        """Arc usage of columns (CSR, columns x arcs)."""
+        if self.model == "sr":
+            return _sr_matrix(self.topo, keys)
+        return _arc_matrix(self.m2, keys)
+
+    def routers(self, key: Tuple[int, ...]) -> Path:
+        """A column's routers (:data:`Path`)."""
+        if self.model == "sr":
+            return key
+        return (self.arc_src[key[0]],) + tuple(self.arc_dst[a] for a in key)
+
+
+# ------------------------------------------------------------------------------ the LP
+class _Master:
+    """The key-path LP (module docstring) over the columns generated so far: the demands' ECMP
+    columns (arc usage ``key_r``, demands x arcs) in the arc rows' bounds, the others as LP
+    columns (LP column ``j + 1`` is :attr:`keys` ``[j]`` of demand :attr:`owner` ``[j]``)."""
+
+    def __init__(self, solver: str, cap: np.ndarray, V: np.ndarray, key_r: Any) -> None:
+        self.lp = make_model(solver)
+        self.V, self.key_r = V, key_r
+        finite = np.flatnonzero(np.isfinite(cap))  # an arc of infinite capacity has no row
+        self.arc_row = np.full(len(cap), -1, dtype=np.int64)
+        self.arc_row[finite] = self.lp.add_rows(-(key_r.T @ V)[finite])
+        self.finite, self.arc_rows = finite, self.arc_row[finite]
+        self.lp.add_columns(np.asarray([-1.0]), np.asarray([0, len(finite)]), self.arc_rows,
+                            -cap[finite])  # U
+        self.dem_row = np.full(len(V), -1, dtype=np.int64)
+        self.index: Dict[Tuple[int, Key], int] = {}
+        self.keys: List[Key] = []
+        self.owner = np.zeros(0, dtype=np.int64)
+        self.blocks: List[Any] = []  # arc usage of the LP columns (CSR), in LP order
+
+    def add(self, owner: np.ndarray, keys: List[Key],
+            columns: Callable[[List[Key]], Any]) -> int:
+        """Add the columns ``(owner[i], keys[i])`` (at most one per demand) not in yet;
+        ``columns(keys)`` gives their arc usage. Returns how many entered."""
+        sel = np.asarray([j for j, (d, q) in enumerate(zip(owner.tolist(), keys))
+                          if (d, q) not in self.index], dtype=np.int64)
+        if not len(sel):
+            return 0
+        owner, keys = owner[sel], [keys[j] for j in sel.tolist()]
+        r = columns(keys)
+        diff = (r - self.key_r[owner]).tocsr()
+        diff.data[np.abs(diff.data) <= ZERO_TOL] = 0.0
+        diff.eliminate_zeros()
+        diff.sort_indices()
+        # a column that uses the arcs its key does (an sr-path whose waypoint lies on the
+        # key's DAG, the single shortest path of a demand) is no column: it never prices below
+        real = np.flatnonzero(np.diff(diff.indptr) > 0)
+        if not len(real):
+            return 0
+        owner, r, diff = owner[real], r[real], diff[real]
+        keys = [keys[j] for j in real.tolist()]
+        new_dem = np.unique(owner[self.dem_row[owner] < 0])
+        if len(new_dem):
+            self.dem_row[new_dem] = self.lp.add_rows(self.V[new_dem])
+        # CSC of the LP columns: their arc rows (arcs with a row), then their demand row
+        rows_of = self.arc_row[diff.indices]
+        on = rows_of >= 0
+        nnz = np.add.reduceat(on.astype(np.int64), diff.indptr[:-1])  # no column is empty
+        starts = np.r_[0, np.cumsum(nnz + 1)]
+        last = starts[1:] - 1
+        rows = np.empty(int(starts[-1]), dtype=np.int64)
+        vals = np.empty(int(starts[-1]))
+        arc_at = np.ones(len(rows), dtype=bool)
+        arc_at[last] = False
+        rows[arc_at], vals[arc_at] = rows_of[on], diff.data[on]
+        rows[last], vals[last] = self.dem_row[owner], 1.0
+        self.lp.add_columns(np.zeros(len(owner)), starts, rows, vals)
+        for d, q in zip(owner.tolist(), keys):
+            self.index[(d, q)] = len(self.keys)
+            self.keys.append(q)
+        self.owner = np.concatenate([self.owner, owner])
+        self.blocks.append(r)
+        return len(owner)
+
+    def usage(self) -> Any:
+        """Arc usage of every LP column (CSR, columns x arcs)."""
+        from scipy.sparse import csr_matrix, vstack
+
+        if not self.blocks:
+            return csr_matrix((0, self.key_r.shape[1]))
+        return vstack(self.blocks, format="csr")
+
+    def flows(self, res: LPResult) -> Tuple[np.ndarray, np.ndarray]:
+        """The LP columns' flows and the key columns' (what the others leave), each demand's
+        summing to its volume exactly (rounding below ZERO_TOL of the volume dropped)."""
+        V, owner = self.V, self.owner
+        x = np.maximum(np.asarray(res.x, dtype=np.float64)[1:], 0.0)
+        x[x <= ZERO_TOL * V[owner]] = 0.0
+        other = np.bincount(owner, weights=x, minlength=len(V))
+        over = other > V
+        if over.any():  # within the LP's feasibility tolerance: shrink to the volume
+            x *= np.where(over, V / np.maximum(other, 1e-300), 1.0)[owner]
+            other = np.bincount(owner, weights=x, minlength=len(V))
+        key = np.maximum(V - other, 0.0)
+        key[key <= ZERO_TOL * V] = 0.0
+        return x, key
+
+
 def _result(model: str, k: Optional[int], load: np.ndarray, cap: np.ndarray, demands: int,
             **kw: Any) -> MLUResult:
     util = np.divide(load, cap, out=np.full_like(load, np.inf), where=cap > 0)
@@ -143,6 +425,41 @@ def _result(model: str, k: Optional[int], load: np.ndarray, cap: np.ndarray, dem
     mlu = float(util.max()) if len(util) else 0.0
     return MLUResult(model=model, k=k, mlu=mlu, lam=1.0 / mlu if mlu > 0 else math.inf,
                      loads=load, utilisation=util, demands=demands, **kw)
+
+
+def _dag_paths(arc_src: List[int], arc_dst: List[int], s: int, t: int, arcs: List[int],
+               fr: List[float]) -> List[Tuple[Path, float]]:
+    """One unit of ECMP traffic ``s -> t`` (``fr`` per arc of its DAG) as simple paths with
+    their shares: the path of the largest remaining arc shares first, its bottleneck taken out,
+    until nothing leaves ``s`` (at most one path per arc)."""
+    if all(f >= 1.0 - ZERO_TOL for f in fr):  # a single shortest path
+        nxt = {arc_src[a]: arc_dst[a] for a in arcs}
+        seq, u = [s], s
+        while u != t:
+            u = nxt[u]
+            seq.append(u)
+        return [(tuple(seq), 1.0)]
+    rest = dict(zip(arcs, fr))
+    out_of: Dict[int, List[int]] = {}
+    for a in arcs:
+        out_of.setdefault(arc_src[a], []).append(a)
+    out: List[Tuple[Path, float]] = []
+    while True:
+        u, seq, used = s, [s], []
+        while u != t:
+            live = [a for a in out_of.get(u, ()) if rest[a] > ZERO_TOL]
+            if not live:
+                break
+            a = max(live, key=lambda b: (rest[b], -b))
+            used.append(a)
+            u = arc_dst[a]
+            seq.append(u)
+        if u != t or not used:
+            return out
+        f = min(rest[a] for a in used)
+        for a in used:
+            rest[a] -= f
+        out.append((tuple(seq), f))
 
 
 def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
@@ -161,98 +478,97 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         Segment limit of ``sr`` (1 is plain ECMP).
     solver
         LP backend (:data:`tpcstudy.lp.SOLVERS`).
+    max_iterations
+        Most column-generation rounds.
+
+    Returns
+    -------
+    MLUResult
+        The MLU, the loads and the routing (:attr:`MLUResult.paths`).
     """
     if model not in MLU_MODELS:
         raise UsageError(f"model {model!r}: choose from {', '.join(MLU_MODELS)}")
     k = _paths.segment_limit(k) if model == "sr" else 1
+    kk = k if model == "sr" else None
     t0 = time.perf_counter()
     S, T, V = demand_arrays(topo, demands)
     cap = np.asarray(topo.arc_capacity, dtype=np.float64)
+    dem: Dict[str, Any] = {"sources": S, "targets": T, "volumes": V}
     if model == "ecmp" or (model == "sr" and k == 1):
-        return _result(model, k if model == "sr" else None, ecmp_loads(topo, S, T, V), cap,
-                       len(S), seconds=time.perf_counter() - t0)
+        return _result(model, kk, ecmp_loads(topo, S, T, V), cap, len(S),
+                       paths=[[((s, t), v)] for s, t, v in zip(S.tolist(), T.tolist(),
+                                                               V.tolist())],
+                       seconds=time.perf_counter() - t0, **dem)
     if len(S) == 0:
-        return _result(model, k if model == "sr" else None, np.zeros_like(cap), cap, 0,
-                       seconds=time.perf_counter() - t0)
+        return _result(model, kk, np.zeros_like(cap), cap, 0, seconds=time.perf_counter() - t0,
+                       **dem)
     dist = _paths.path_price_bounds(topo, topo.arc_weight.astype(np.float64), S, T)
     if not np.all(np.isfinite(dist)):  # a demand with no path: nothing routes the matrix
-        return MLUResult(model=model, k=k if model == "sr" else None, mlu=math.inf, lam=0.0,
-                         loads=np.zeros_like(cap), utilisation=np.zeros_like(cap),
-                         demands=len(S), seconds=time.perf_counter() - t0)
-    ok = cap[np.isfinite(cap) & (cap > 0)]
+        return MLUResult(model=model, k=kk, mlu=math.inf, lam=0.0, loads=np.zeros_like(cap),
+                         utilisation=np.zeros_like(cap), demands=len(S),
+                         seconds=time.perf_counter() - t0, **dem)
+    if np.any(~(cap > 0)):
+        bad = int(np.flatnonzero(~(cap > 0))[0])
+        raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"
+                         f" has capacity {cap[bad]!r}: the MLU needs capacities > 0")
+    ok = cap[np.isfinite(cap)]
     scale = float(np.median(ok)) if len(ok) else 1.0
-    lp = make_model(solver)
-    arc_rows = lp.add_rows(np.where(np.isfinite(cap), cap / scale, 1e30))
-    dem_rows = lp.add_rows(np.zeros(len(S)))
-    lp.add_columns(np.ones(1), np.asarray([0, len(S)]), dem_rows, V / scale)  # lambda
-    keys: Dict[Tuple[int, Tuple[Any, ...]], int] = {}
-    owner: List[int] = []
-    usage: List[Tuple[np.ndarray, np.ndarray]] = []
-    ap = ArcPaths(topo)
-
-    def add(d_idx: Sequence[int], cols: Sequence[Tuple[np.ndarray, np.ndarray]],
-            ks: Sequence[Tuple[Any, ...]]) -> int:
-        starts, rows, vals = [0], [], []
-        added = 0
-        for d, (arcs, r), key in zip(d_idx, cols, ks):
-            if (d, key) in keys:
-                continue
-            keys[(d, key)] = len(owner)
-            owner.append(d)
-            usage.append((arcs, r))
-            rows += [arc_rows[arcs], dem_rows[[d]]]
-            vals += [r, np.asarray([-1.0])]
-            starts.append(starts[-1] + len(arcs) + 1)
-            added += 1
-        if added:
-            lp.add_columns(np.zeros(added), np.asarray(starts, dtype=np.int64),
-                           np.concatenate(rows).astype(np.int64), np.concatenate(vals))
-        return added
-
-    # start: every demand's ECMP routing (the direct segment), a valid column of both models
-    direct = [(int(s), int(t)) for s, t in zip(S, T)]
-    add(range(len(S)), _segment_columns(topo, direct), [("ecmp",)] * len(S))
-    res = None
-    rounds = 0
-    while rounds < max_iterations:
+    capn, Vn = cap / scale, V / scale
+    fam = _Model(topo, S, T, model, k)
+    direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
+    master = _Master(solver, capn, Vn, _sr_matrix(topo, direct))
+    rounds, lp_seconds = 0, 0.0
+    while True:
         rounds += 1
-        res = lp.solve()
+        res = master.lp.solve()
+        lp_seconds += res.seconds
         if res.status != "optimal":
             raise SolverError(f"MLU LP ({model}) on {topo.name}: {res.status} ({res.message})")
-        y = np.maximum(np.asarray(res.duals[:len(arc_rows)], dtype=np.float64), 0.0)
-        z = np.asarray(res.duals[len(arc_rows):], dtype=np.float64)
-        if model == "sr":
-            costs = _paths.segment_costs(topo, y)
-            price, off, wps = _paths.best_sr_paths(topo, costs, S, T, k)
-            want = np.flatnonzero(price < z - PRICE_TOL * np.maximum(1.0, np.abs(z)))
-            hops = [(int(S[i]),) + tuple(int(w) for w in wps[off[i]:off[i + 1]]) + (int(T[i]),)
-                    for i in want]
-            n_new = add(want.tolist(), _segment_columns(topo, hops), [("sr",) + h for h in hops])
-        else:
-            from scipy.sparse.csgraph import dijkstra
-
-            w = y + 1e-12  # zero-dual arcs stay in the sparse graph
-            price = _paths.path_price_bounds(topo, w, S, T)
-            want = np.flatnonzero(price < z - PRICE_TOL * np.maximum(1.0, np.abs(z)))
-            n_new = 0
-            if len(want):
-                src = np.unique(S[want])
-                g = ap.pricing_graph(w)
-                _, pred = dijkstra(g, directed=True, indices=src, return_predecessors=True)
-                arc_keys = ap.from_pred(pred, np.searchsorted(src, S[want]), S[want], T[want])
-                cols = [(np.asarray(a, dtype=np.int64), np.ones(len(a))) for a in arc_keys]
-                n_new = add(want.tolist(), cols, [("mcf",) + tuple(a) for a in arc_keys])
-        if n_new == 0:
+        duals = np.asarray(res.duals, dtype=np.float64)
+        y = np.zeros(len(cap))
+        y[master.finite] = np.maximum(duals[master.arc_rows], 0.0)
+        w = np.zeros(len(S))
+        has = master.dem_row >= 0
+        w[has] = np.maximum(duals[master.dem_row[has]], 0.0)
+        z = master.key_r @ y - w  # the plain LP's demand duals
+        limit = z - PRICE_TOL * np.maximum(1.0, np.abs(z))
+        want, keys = fam.price(y, limit, ENTER_MAX)
+        if rounds >= max_iterations or not len(want):
             break
-    assert res is not None
-    lam = float(res.objective)
-    x = np.asarray(res.x, dtype=np.float64)[1:]
-    load = np.zeros_like(cap)
-    for (arcs, r), f in zip(usage, x):
-        if f > 0:
-            load[arcs] += r * f * scale
-    # the optimum's flows carry lambda x the matrix; the MLU of routing the matrix itself
-    out = _result(model, k if model == "sr" else None, load / lam if lam > 0 else load, cap,
-                  len(S), columns=len(owner), iterations=rounds, seconds=time.perf_counter() - t0)
-    out.mlu, out.lam = (1.0 / lam, lam) if lam > 0 else (math.inf, 0.0)
+        if master.add(want, keys, fam.columns) == 0:
+            break  # numerically tied with columns already in: nothing new
+    x, key_flow = master.flows(res)
+    x, key_flow = x * scale, key_flow * scale
+    load = master.key_r.T @ key_flow + master.usage().T @ x
+    paths = _routing(topo, fam, S, T, key_flow, master.owner, master.keys, x)
+    out = _result(model, kk, load, cap, len(S), columns=len(S) + len(master.keys),
+                  iterations=rounds, rows=master.lp.num_rows, lp_seconds=lp_seconds,
+                  paths=paths, seconds=time.perf_counter() - t0, **dem)
+    mlu = -float(res.objective)
+    out.arc_prices, out.demand_prices = y / scale, z / scale
+    out.mlu, out.lam = (mlu, 1.0 / mlu) if mlu > 0 else (0.0, math.inf)
     return out
+
+
+def _routing(topo: Topology, fam: _Model, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,
+             owner: np.ndarray, keys: List[Key], x: np.ndarray) -> Routing:
+    """Per demand, its paths and their flows (:attr:`MLUResult.paths`): the ECMP key column as
+    the direct segment (sr) or as simple shortest paths (multipath, mcf), then the others."""
+    out: List[Dict[Path, float]] = [{} for _ in range(len(S))]
+    s_, t_ = S.tolist(), T.tolist()
+    live = np.flatnonzero(key_flow > 0)
+    if fam.model == "sr":
+        for d, f in zip(live.tolist(), key_flow[live].tolist()):
+            out[d][(s_[d], t_[d])] = f
+    elif len(live):
+        off, arcs, fr = _paths.segment_ratios(topo, S[live], T[live])
+        o, a_, f_ = off.tolist(), arcs.tolist(), fr.tolist()
+        for j, (d, f) in enumerate(zip(live.tolist(), key_flow[live].tolist())):
+            for p, share in _dag_paths(fam.arc_src, fam.arc_dst, s_[d], t_[d],
+                                       a_[o[j]:o[j + 1]], f_[o[j]:o[j + 1]]):
+                out[d][p] = out[d].get(p, 0.0) + share * f
+    nz = np.flatnonzero(x > 0)
+    for j, d, f in zip(nz.tolist(), owner[nz].tolist(), x[nz].tolist()):
+        p = fam.routers(keys[j])
+        out[d][p] = out[d].get(p, 0.0) + f
+    return [sorted(o.items(), key=lambda e: (-e[1], e[0])) for o in out]

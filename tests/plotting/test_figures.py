@@ -203,3 +203,31 @@ def test_captions_and_file_names_name_the_inputs(tmp_path: Path) -> None:
                               "--format", "png"]) == 0
     assert sorted(p.name for p in (tmp_path / "figs2").iterdir()) == [
         "fig6-maxflow-zoo-2.png", "fig6-maxflow-zoo-3.png", "fig6-maxflow-zoo.png"]
+
+
+def test_whole_zoo_throughput_and_calibration_figures(tmp_path: Path) -> None:
+    """From 13 measured draws on, the throughput figure is the whole-Zoo one (data shares, SR's
+    gain against the LP's, Figure 6 from TCP) with the numbers in its legends; the calibration
+    figure draws the points and the fitted cost."""
+    from tpcstudy.emulate.experiments.budget import Calibration, machine
+
+    rows = []
+    for i in range(14):
+        base = {"scenario": f"T{i}", "heavy": 10.0, "seed": 0, "status": "ok",
+                "link_mbps": 10.0 if i < 10 else 0.5}
+        rows.append(dict(base, model="ecmp", data_share=0.95 if i < 9 else 0.8, lp_value=4.0))
+        rows.append(dict(base, model="sr", data_share=0.93, lp_value=5.0,
+                         lp_gain=1.0 + 0.1 * i, measured_gain=1.0 + 0.09 * i))
+    fig = plotting.plot_throughput(rows)
+    texts = figure_texts(fig)
+    assert "Figure 6 measured with real TCP" in texts and "14 topologies" in texts
+    assert "ecmp: 64% of 14 at >= 0.9" in texts and "sr: 100% of 14 at >= 0.9" in texts
+    assert "LP: median 65.0 %" in texts and "TCP: median 58.5 %" in texts
+    assert "link rates 0.5-10 Mbit/s" in texts
+    assert_valid_figures(plotting.save_figure(fig, tmp_path / "zoo"))
+    cal = Calibration(2e-5, 0.03, 2, 1500, machine(),
+                      ((5.0, 2000.0, 0.07), (10.0, 4000.0, 0.11), (20.0, 8000.0, 0.19)))
+    fig = plotting.plot_calibration(cal)
+    texts = figure_texts(fig)
+    assert "fit: 50.0k packets/s per CPU, 3% idle load" in texts and "20 Mbit/s" in texts
+    assert_valid_figures(plotting.save_figure(fig, tmp_path / "cal"))

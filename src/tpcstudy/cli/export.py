@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, List
 
+from ..demands import GENERATED
 from ..errors import ExportError, UsageError
 from ..export import (
     FORMATS,
@@ -48,7 +49,16 @@ def register(sub: Any) -> None:
                    help="paths per destination, default path included (default 5, at most 8)")
     p.add_argument("--select", choices=SELECT_RULES, default="sps",
                    help="backups after the default path: sps link-disjoint paths (default), or "
-                        "maxflow: the sr-paths the max-flow LP over the pairs uses most, then sps")
+                        "maxflow: the sr-paths the max-flow LP over the pairs uses most, then sps; "
+                        "or mlu: the traffic-engineering solution of --demands (slot 0: the one "
+                        "sr-path sr-unsplit gives each demand; weights: the minimum-MLU LP's "
+                        "split, for the BPF agent's wrr; the topology unpruned)")
+    p.add_argument("--demands", metavar="FILE|auto|gravity|uniform",
+                   help="with --select mlu: the demand matrix (a REPETITA .demands file, auto: "
+                        "the NAME.*.demands beside NAME.graph, or drawn: gravity, uniform)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="with --select mlu: the seed of a drawn matrix and of sr-unsplit "
+                        "(default 0)")
     p.add_argument("--plan", metavar="FILE.json",
                    help="addressing plan {loopbacks: {router: addr}, prefixes: {router: "
                         "[prefix]}} (default: hashed fc00::/7 plan; written as plan.json); with "
@@ -82,7 +92,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError("--plan and --pairs apply to one topology; --topo names "
                          f"{len(topos)}")
     formats = list(dict.fromkeys(args.format or ["json"]))
+    if (args.select == "mlu") != bool(args.demands):
+        raise UsageError("--select mlu and --demands go together (the demand matrix to route)")
     for topo in topos:
+        if args.select == "mlu":
+            table = path_table(topo, k=args.k, paths=args.paths, plan=args.plan,
+                               link_mbps=args.link_mbps, select="mlu", seed=args.seed,
+                               demands=_demands_of(args.demands, topo))
+            _write(args, topo, table, formats, many)
+            continue
         t = prune(topo)
         if len(t.edge_routers) < 2 and not args.pairs:
             msg = f"{topo.name}: fewer than 2 edge routers after pruning, nothing to export"
@@ -92,11 +110,33 @@ def cmd_export(args: argparse.Namespace) -> int:
             continue
         table = path_table(t, k=args.k, paths=args.paths, plan=args.plan, pairs=args.pairs,
                            link_mbps=args.link_mbps, select=args.select)
-        out = Path(args.out) / topo.name if many else Path(args.out)
-        files = write_paths(table, out, formats=formats, variant=args.variant, pin=args.pin,
-                            allow_wide_prefix=args.allow_wide_prefix)
-        n_paths = sum(len(e.paths) for e in table.entries)
-        print(f"{topo.name}: {len(table.entries)} entries, {n_paths} paths, "
-              f"{len(table.sources)} sources -> {out} ({len(files)} files: "
-              f"{', '.join(formats)}{'; variant ' + args.variant if 'bpf' in formats else ''})")
+        _write(args, topo, table, formats, many)
     return 0
+
+
+def _demands_of(spec: str, topo: Any) -> Any:
+    """``--demands``: ``gravity``/``uniform`` as they are, ``auto`` the file beside the
+    topology's (REPETITA), else the file named."""
+    if spec in GENERATED:
+        return spec
+    if spec == "auto":
+        src = topo.meta.get("source")
+        found = sorted(Path(src).parent.glob(Path(src).stem + ".*demands")) if src else []
+        if not found:
+            raise UsageError(f"--demands auto: no NAME.*.demands beside {topo.name}'s file "
+                             "(a Zoo topology brings none: --demands gravity or uniform)")
+        return found[0]
+    return Path(spec)
+
+
+def _write(args: argparse.Namespace, topo: Any, table: Any, formats: List[str],
+           many: bool) -> None:
+    out = Path(args.out) / topo.name if many else Path(args.out)
+    files = write_paths(table, out, formats=formats, variant=args.variant, pin=args.pin,
+                        allow_wide_prefix=args.allow_wide_prefix)
+    n_paths = sum(len(e.paths) for e in table.entries)
+    te = (f"; MLU {table.meta['mlu_unsplit']:.4f} unsplit, {table.meta['mlu_lp']:.4f} LP"
+          if "mlu_lp" in table.meta else "")
+    print(f"{topo.name}: {len(table.entries)} entries, {n_paths} paths, "
+          f"{len(table.sources)} sources -> {out} ({len(files)} files: "
+          f"{', '.join(formats)}{'; variant ' + args.variant if 'bpf' in formats else ''}){te}")

@@ -44,22 +44,32 @@ def register(sub: Any) -> None:
     p = sub.add_parser("maxflow", help="max-flow study: ecmp vs multipath vs SR vs the mcf bound",
                        description=__doc__, formatter_class=RawHelp)
     add_topology_options(p)
-    p.add_argument("--heavy", default="1,5,10",
-                   help="heavy-hitter pairs, percent of ordered edge-router pairs (default 1,5,10)")
+    p.add_argument("--objective", choices=("maxflow", "mlu"), default="maxflow",
+                   help="maxflow (default): the TPC study's maximum total flow of heavy-hitter "
+                        "pairs; mlu: the traffic-engineering objective, the minimum maximum link "
+                        "utilisation that carries a whole demand matrix (--demands auto, FILE, "
+                        "gravity or uniform; models ecmp, multipath, sr, sr-unsplit, mcf)")
+    p.add_argument("--heavy", default=None,
+                   help="heavy-hitter pairs, percent of ordered edge-router pairs (default 1,5,10; "
+                        "not with --objective mlu)")
     p.add_argument("--seeds", type=int, default=1, help="random draws per percent (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
-    p.add_argument("--models", default="ecmp,multipath,sr,mcf",
+    p.add_argument("--models", default=None,
                    help="models to solve: ecmp, multipath, sr, mcf, mptcp, sr+mptcp (default "
-                        "ecmp,multipath,sr,mcf; ecmp is always added; mptcp:K names one K)")
+                        "ecmp,multipath,sr,mcf; ecmp is always added; mptcp:K names one K); with "
+                        "--objective mlu: ecmp, multipath, sr, sr-unsplit (one sr-path per demand, "
+                        "from the LP), mcf (default ecmp,sr,mcf)")
     p.add_argument("--subflows", default=None, metavar="K,...",
                    help="subflows per pair of mptcp and sr+mptcp, e.g. 2,4,8,32 (the default "
                         "when a subflow model has no K)")
     p.add_argument("--k", default="4", help="segment limits for sr, e.g. 4 or 2,3,4,6 or 1-6")
     p.add_argument("--solver", default="highs", choices=SOLVERS,
                    help="LP backend: highs (default), glop, pdlp (OR-Tools), pulp (CBC)")
-    p.add_argument("--demands", default=None, metavar="FILE|auto",
+    p.add_argument("--demands", default=None, metavar="FILE|auto|gravity|uniform",
                    help="bound each pair by a demand: a REPETITA .demands file, or 'auto' for the "
-                        "NAME.*.demands next to each NAME.graph (pairs = the demand matrix)")
+                        "NAME.*.demands next to each NAME.graph (pairs = the demand matrix); with "
+                        "--objective mlu the matrix to carry (default auto; gravity or uniform: "
+                        "drawn for topologies that bring none, seeded, scaled to ECMP's MLU = 1)")
     p.add_argument("--no-prune", action="store_true", help="do not prune tree parts")
     p.add_argument("--pair-order", choices=("ordered", "unordered"), default="ordered",
                    help="draw heavy hitters from ordered edge-router pairs (default, the study's "
@@ -89,10 +99,13 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
     checked_jobs(args)
+    if args.objective == "mlu":
+        return cmd_mlu(args)
     config = MaxflowConfig(
-        heavy=tuple(parse_list(args.heavy, float, "--heavy")),
+        heavy=tuple(parse_list(args.heavy or "1,5,10", float, "--heavy")),
         seeds=tuple(range(args.seed, args.seed + args.seeds)),
-        models=tuple(parse_list(args.models, str, "--models")), ks=parse_k_list(args.k),
+        models=tuple(parse_list(args.models or "ecmp,multipath,sr,mcf", str, "--models")),
+        ks=parse_k_list(args.k),
         subflows=tuple(parse_list(args.subflows, int, "--subflows")) if args.subflows else (),
         capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
         prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp,
@@ -121,4 +134,44 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         sub = f" subflows {r['subflows']}" if r.get("subflows") else ""
         print(f"  failed: {r['topology']} heavy {r['heavy']} seed {r['seed']} {r['model']} "
               f"k {r['k']}{sub}: {r['error']}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_mlu(args: argparse.Namespace) -> int:
+    """``--objective mlu``: the traffic-engineering study (:mod:`tpcstudy.study.mlu`)."""
+    from ..study import mlu as study_mlu
+
+    for flag, given in (("--heavy", args.heavy), ("--pair-order", args.pair_order != "ordered"),
+                        ("--rounding", args.rounding != "ceil"), ("--subflows", args.subflows),
+                        ("--write-lp", args.write_lp), ("--no-prune", args.no_prune),
+                        ("--time-limit", args.time_limit is not None)):
+        if given:
+            raise UsageError(f"{flag} is not an option of --objective mlu (a whole demand matrix "
+                             "on the unpruned topology)")
+    config = study_mlu.MLUConfig(models=tuple(parse_list(args.models or "ecmp,sr,mcf", str, "--models")),
+                       ks=parse_k_list(args.k), demands=args.demands or "auto",
+                       seeds=tuple(range(args.seed, args.seed + args.seeds)),
+                       capacity=args.capacity, weight=args.weight, links=args.links,
+                       solver=args.solver)
+    t0 = time.perf_counter()
+    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
+        run, rows = study_mlu.run_mlu_study(args.topo, args.out, config, jobs=args.jobs,
+                                  progress=not args.no_progress, executor=executor,
+                                  overwrite=args.overwrite)
+    if args.json:
+        print_study_json(args.out, aggregate=args.aggregate)
+    else:
+        print(study_mlu.format_summary(study_mlu.summarize(rows)))
+    failed = [r for r in rows if r.get("status") == "failed"]
+    if run.report():
+        print(run.report(), file=sys.stderr)
+    info = sys.stderr if args.json else sys.stdout
+    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
+          f"{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
+          f"{run.results}", file=info)
+    if len(failed) < len(rows):
+        print(next_steps(args.out), file=info)
+    for r in failed[:10]:
+        print(f"  failed: {r['topology']} seed {r['seed']} {r['model']} k {r['k']}: "
+              f"{r['error']}", file=sys.stderr)
     return 1 if failed else 0

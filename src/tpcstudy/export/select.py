@@ -26,14 +26,18 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
+from ..demands import GENERATED, demand_matrix, matrix_rule
 from ..errors import ExportError, PlanError, SolverError, UsageError
 from ..maxflow import max_flow
+from ..mlu import demand_arrays, min_mlu
 from ..paths import DEFAULT_K, DEFAULT_PATHS, disjoint_paths_batch, shortest_paths
 from ..topology import Topology, prune
+from ..unsplit import sr_unsplit
 from .addressing import AddressPlan, default_plan, plan_from_dict, read_plan
 from .layout import MAX_PATHS, MAX_SEGMENTS
 from .table import Entry, PathRecord, PathTable, check_pair, read_pairs
@@ -71,12 +75,12 @@ def _mbps_factor(topo: Topology, link_mbps: float) -> Tuple[float, str]:
     return _UNIT_TO_MBPS[unit], f"bottleneck arc capacity along the route, {unit} -> Mbit/s"
 
 
-SELECT_RULES = ("sps", "maxflow")
+SELECT_RULES = ("sps", "maxflow", "mlu")
 
 
 def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS, plan: Any = None,
                pairs: Any = None, link_mbps: float = 1000.0, select: str = "sps",
-               solver: str = "highs") -> PathTable:
+               solver: str = "highs", demands: Any = None, seed: int = 0) -> PathTable:
     """The path table of ``topo`` for the TPC agent (module docstring, docs/srh-map.md).
 
     Parameters
@@ -101,8 +105,19 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         order found) or ``"maxflow"`` (the sr-paths with at most ``k`` segments that the max-flow
         LP over the table's pairs puts flow on, largest flow first, then the sps paths; these
         backups carry the most traffic together but need not be disjoint from slot 0).
+        ``"mlu"``: the traffic-engineering solution of a demand matrix (``demands``; the
+        topology is not pruned, every router of the matrix gets a host prefix under the default
+        plan): slot 0 is the one sr-path ``sr-unsplit`` gives the demand (what a router would
+        deploy), then the other sr-paths the minimum-MLU LP splits it over, largest share first,
+        then sps paths; every slot's weight is its share of the demand in the LP's split (0 for
+        paths the LP does not use), so the BPF host agent's weighted round robin deploys the
+        splittable optimum and the first slot the unsplit one.
     solver
-        LP backend for ``select="maxflow"``.
+        LP backend for ``select="maxflow"`` and ``"mlu"``.
+    demands, seed
+        ``select="mlu"``: the matrix (a REPETITA ``.demands`` path, ``"gravity"`` or
+        ``"uniform"`` drawn with ``seed``, or ``(source, target, volume)`` triples) and the
+        seed of ``sr-unsplit``.
 
     Returns
     -------
@@ -119,7 +134,19 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         raise UsageError(f"select = {select!r}: choose from {', '.join(SELECT_RULES)}")
     if not math.isfinite(link_mbps) or link_mbps < 0:
         raise UsageError(f"link_mbps = {link_mbps!r} must be >= 0")
-    t = topo if topo.meta.get("pruned") else prune(topo)
+    te = None
+    if select == "mlu":
+        if demands is None or pairs is not None:
+            raise UsageError("select mlu takes a demand matrix (demands), not pairs")
+        t = topo
+        te = te_routing(t, demands, k=k, seed=seed, solver=solver)
+        ends = sorted({int(x) for x in te[0]} | {int(x) for x in te[1]})
+        if plan is None:
+            plan = default_plan(t, edge_routers=[t.names[i] for i in ends])
+        pairs = [(t.names[a], t.names[b]) for a, b in zip(te[0].tolist(), te[1].tolist())]
+    elif demands is not None:
+        raise UsageError(f"demands: only select mlu takes a demand matrix, not {select!r}")
+    t = topo if topo.meta.get("pruned") or te is not None else prune(topo)
     the_plan = _resolve_plan(plan, t)
     names = t.names
 
@@ -187,7 +214,10 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         # slot 0 = the direct segment (the plain IGP path), then the other sps paths
         recs = [record(nodes_all[no[q]:no[q + 1]], [*wps_all[wo[q]:wo[q + 1]], di])
                 for q in batch.exported(i, paths)]
-        if lp_paths is not None and recs:  # LP-chosen backups first, then the sps ones
+        if te is not None and recs:  # the unsplit path, the LP's split, then sps
+            recs = _te_records(te[2][i], recs, record, lambda a, b: [
+                t.index_of(x) for x in shortest_paths(t, names[a], names[b], limit=1)[0]], paths)
+        elif lp_paths is not None and recs:  # LP-chosen backups first, then the sps ones
             taken = {tuple(recs[0].waypoints)}
             chosen = recs[:1]
             for route, wps in lp_paths[i]:
@@ -208,7 +238,8 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
     unknown_delay = int(np.isnan(t.delay).sum())
     meta = {
         "pairs_rule": pairs_rule,
-        "path_rule": ("slot 0: plain IGP shortest path (one segment, the egress router); then "
+        "path_rule": (_TE_RULE.format(k=k, paths=paths) if te is not None else
+                      "slot 0: plain IGP shortest path (one segment, the egress router); then "
                       + ("the sr-paths the max-flow LP (sr, these pairs, uniform demand-free "
                          "throughput) puts flow on, largest first, then " if select == "maxflow"
                          else "")
@@ -229,7 +260,71 @@ def path_table(topo: Topology, *, k: int = DEFAULT_K, paths: int = DEFAULT_PATHS
         "igp_rule": f"sum of IGP weights along the route ({t.meta.get('weight_rule', '')})",
         "plan": "plan.json",
     }
+    if te is not None:
+        meta.update(mlu_lp=te[3], mlu_unsplit=te[4], demands_rule=te[5])
     return PathTable(t.name, entries, the_plan, k, paths, meta)
+
+
+_TE_RULE = ("the minimum-MLU solution of the demand matrix (sr, at most k={k} segments): slot 0 "
+            "the one sr-path sr-unsplit gives the demand, then the other sr-paths the LP splits "
+            "it over (largest share first), then sps link-disjoint paths, at most {paths} in "
+            "all; weight = the path's share of the demand in the LP's split (0: not used by the "
+            "LP; the BPF agent's wrr then deploys the LP's split)")
+
+
+def te_routing(t: Topology, demands: Any, *, k: int, seed: int, solver: str
+               ) -> Tuple[np.ndarray, np.ndarray, List[List[Tuple[List[int], float]]], float,
+                          float, str]:
+    """``(sources, targets, per demand [(waypoint ids incl. source, share)], LP MLU, unsplit
+    MLU, matrix rule)``: the unsplit path first (its LP share), then the LP's other paths."""
+    if isinstance(demands, str) and demands in GENERATED:
+        S, T, V = demand_matrix(t, demands, seed)
+        rule = matrix_rule(demands)
+    elif isinstance(demands, (str, os.PathLike)):
+        S, T, V = demand_matrix(t, "file", path=Path(demands))
+        rule = f"{os.fspath(demands)}: {matrix_rule('file')}"
+    else:
+        S, T, V = demand_arrays(t, demands)
+        rule = "the demands given by the caller"
+    if not len(S):
+        raise ExportError(f"{t.name}: the demand matrix has no demand to route")
+    lp = min_mlu(t, list(zip(S.tolist(), T.tolist(), V.tolist())), model="sr", k=k,
+                 solver=solver)
+    if not math.isfinite(lp.mlu):
+        raise ExportError(f"{t.name}: the demand matrix cannot be routed (a demand has no path)")
+    un = sr_unsplit(t, lp, seed=seed)
+    out: List[List[Tuple[List[int], float]]] = []
+    for i in range(len(lp.sources)):
+        vol = float(lp.volumes[i])
+        split = {tuple(int(x) for x in p): f / vol for p, f in lp.paths[i] if f > 1e-12 * vol}
+        first = tuple(int(x) for x in un.paths[i][0][0])
+        rest = sorted((p for p in split if p != first), key=lambda p: (-split[p], p))
+        out.append([(list(first), split.get(first, 0.0))] + [(list(p), split[p]) for p in rest])
+    return lp.sources, lp.targets, out, float(lp.mlu), float(un.mlu), rule
+
+
+def _te_records(chosen: List[Tuple[List[int], float]], sps: List[PathRecord], record: Any,
+                segment_route: Any, paths: int) -> List[PathRecord]:
+    """A demand's slots: its TE paths (route: each segment's smallest-id shortest path), then
+    the sps paths not among them, weight 0."""
+    out: List[PathRecord] = []
+    taken = set()
+    for ids, share in chosen:
+        if len(out) >= paths:
+            break
+        route = [ids[0]]
+        for a, b in zip(ids[:-1], ids[1:]):
+            route.extend(segment_route(a, b)[1:])
+        rec = record(route, ids[1:])
+        rec.weight = float(share)
+        taken.add(tuple(rec.waypoints))
+        out.append(rec)
+    for rec in sps:
+        if len(out) < paths and tuple(rec.waypoints) not in taken:
+            taken.add(tuple(rec.waypoints))
+            rec.weight = 0.0
+            out.append(rec)
+    return out
 
 
 def _maxflow_backups(t: Topology, src: np.ndarray, dst: np.ndarray, k: int,

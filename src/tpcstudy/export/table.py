@@ -56,9 +56,12 @@ class PathRecord:
     weight: float = 1.0
 
     def to_json(self) -> Dict[str, Any]:
-        return {"nodes": list(self.nodes), "waypoints": list(self.waypoints),
-                "segments": [str(a) for a in self.segments], "bw_mbps": self.bw_mbps,
-                "delay_ms": self.delay_ms, "igp_cost": self.igp_cost}
+        out = {"nodes": list(self.nodes), "waypoints": list(self.waypoints),
+               "segments": [str(a) for a in self.segments], "bw_mbps": self.bw_mbps,
+               "delay_ms": self.delay_ms, "igp_cost": self.igp_cost}
+        if self.weight != 1.0:  # a share set by the caller (e.g. the minimum-MLU split)
+            out["weight"] = self.weight
+        return out
 
 
 @dataclasses.dataclass

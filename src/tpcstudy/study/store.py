@@ -83,7 +83,7 @@ class _Damaged(Exception):
     """A part file that cannot be read whole."""
 
 #: What a results folder or file can hold: topology statistics, one of the studies (maximum
-#: flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``: throughput against the LP, failover).
+#: flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``).
 KINDS = ("topo", "maxflow", "disjoint", "mlu", "emulate-throughput", "emulate-failover",
          "emulate-mptcp", "emulate-fault", "emulate-policies")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",

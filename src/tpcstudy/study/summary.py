@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional
 
-from . import disjoint, maxflow, stats
+from . import disjoint, maxflow, mlu, stats
 from .store import STATUS, Results
 
 __all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows"]
@@ -21,6 +21,8 @@ def summary_line(results: Results, *, k: Optional[int] = None,
         return maxflow.summary_line(results, k=k, aggregate=aggregate)
     if results.kind == "disjoint":
         return disjoint.summary_line(results)
+    if results.kind == "mlu":
+        return mlu.summary_line(results)
     return stats.summary_line(results)
 
 
@@ -34,6 +36,8 @@ def summary_text(results: Results, *, aggregate: str = "topology",
                                       demands=bool(results.config.get("demands"))) + "\n" + line
     if results.kind == "disjoint":
         return disjoint.format_summary(disjoint.summarize(results)) + "\n" + line
+    if results.kind == "mlu":
+        return mlu.format_summary(mlu.summarize(results)) + "\n" + line
     return stats.format_summary(stats.summarize(results)) + "\n" + line
 
 
@@ -68,6 +72,8 @@ def summary_data(results: Results, *, k: Optional[int] = None,
         out["summary"] = series
     elif results.kind == "disjoint":
         out["summary"] = disjoint.summarize(results)
+    elif results.kind == "mlu":
+        out["summary"] = mlu.summarize(results)
     else:
         out["summary"] = stats.summarize(results)
     return plain(out)

@@ -1,0 +1,87 @@
+"""Demand matrices for the traffic-engineering objective (docs/method.md §4b): a REPETITA
+``.demands`` file, or a matrix drawn for a topology that brings none.
+
+- ``gravity``: every ordered router pair, volume ``m_s m_t`` with each router's mass its total
+  link capacity times ``exp(N(0, GRAVITY_SIGMA))`` drawn from ``numpy.random.default_rng(seed)``
+  (the gravity model of TE studies, with seeded noise so that draws differ);
+- ``uniform``: every ordered router pair, volume 1.
+
+A drawn matrix is scaled so that plain ECMP's maximum link utilisation is exactly 1: every
+model's MLU then reads as a share of ECMP's. A file's matrix is used as it is (REPETITA scales its
+matrices so that the multicommodity optimum is 0.9).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .errors import UsageError
+from .io import read_demands
+from .mlu import demand_arrays, ecmp_loads
+from .paths import path_price_bounds
+from .topology import Topology
+
+__all__ = ["GENERATED", "GRAVITY_SIGMA", "demand_matrix", "matrix_rule"]
+
+#: Demand matrices drawn for topologies that bring none.
+GENERATED = ("gravity", "uniform")
+#: Spread of the gravity model's masses: each router's total link capacity times exp(N(0, s)).
+GRAVITY_SIGMA = 0.5
+
+
+def matrix_rule(spec: str) -> str:
+    """The rule of ``spec``'s matrix in words (recorded with the results)."""
+    if spec == "gravity":
+        return ("gravity: every ordered router pair, volume m_s m_t with m = the router's total "
+                f"link capacity x exp(N(0, {GRAVITY_SIGMA})) from numpy default_rng(seed); "
+                "scaled so that plain ECMP's MLU is 1")
+    if spec == "uniform":
+        return "uniform: every ordered router pair, volume 1; scaled so that ECMP's MLU is 1"
+    return "the REPETITA .demands file as it is (zero volumes and self-demands ignored)"
+
+
+def demand_matrix(topo: Topology, spec: str, seed: int = 0, *, path: Optional[Path] = None
+                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(sources, targets, volumes)`` of ``topo``'s matrix (module docstring): ``spec`` is
+    ``gravity``, ``uniform`` or a REPETITA file's (``path``; zero volumes and self-demands
+    dropped).
+
+    Raises
+    ------
+    UsageError
+        An unknown ``spec`` without a file, or a matrix plain ECMP cannot route (a router cut
+        off: the scaling has nothing to scale by).
+    """
+    if spec not in GENERATED:
+        if path is None:
+            raise UsageError(f"demands {spec!r}: no file")
+        return demand_arrays(topo, read_demands(path, topo))
+    n = topo.num_nodes
+    s, t = np.nonzero(~np.eye(n, dtype=bool))
+    if spec == "uniform":
+        vol = np.ones(len(s))
+    else:
+        cap = np.zeros(n)
+        np.add.at(cap, topo.arc_src, np.asarray(topo.arc_capacity, dtype=np.float64))
+        mass = cap * np.exp(np.random.default_rng(seed).normal(0.0, GRAVITY_SIGMA, n))
+        vol = mass[s] * mass[t]
+    S, T = s.astype(np.int32), t.astype(np.int32)
+    far = path_price_bounds(topo, np.asarray(topo.arc_weight, dtype=np.float64), S, T)
+    if not np.all(np.isfinite(far)):
+        i = int(np.flatnonzero(~np.isfinite(far))[0])
+        raise UsageError(f"{topo.name}: plain ECMP cannot route the {spec} matrix: "
+                         f"{topo.names[S[i]]} cannot reach {topo.names[T[i]]}")
+    mlu = _ecmp_mlu(topo, S, T, vol)
+    if not (math.isfinite(mlu) and mlu > 0):
+        raise UsageError(f"{topo.name}: plain ECMP cannot route the {spec} matrix (MLU {mlu})")
+    return S, T, vol / mlu
+
+
+def _ecmp_mlu(topo: Topology, S: np.ndarray, T: np.ndarray, V: np.ndarray) -> float:
+    load = ecmp_loads(topo, S, T, V)
+    cap = np.asarray(topo.arc_capacity, dtype=np.float64)
+    return float(np.max(load / cap)) if len(load) else 0.0
