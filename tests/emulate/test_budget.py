@@ -25,9 +25,10 @@ def _triangle(cap_st: float = 1.0):
     return read_topology(g, capacity="file")
 
 
-def _cal(spp: float, base: float = 0.05, cpus: int = 2) -> B.Calibration:
+def _cal(spp: float, base: float = 0.05, cpus: int = 2, per_data: float = 1.0
+         ) -> B.Calibration:
     return B.Calibration(seconds_per_packet=spp, base_busy=base, cpus=cpus, mtu=1500,
-                         machine=B.machine())
+                         machine=B.machine(), packets_per_data=per_data)
 
 
 def test_run_cost_of_a_real_lp_by_hand():
@@ -74,6 +75,10 @@ def test_choose_by_hand():
     assert slow.per_pair == 6 and "6 connections per pair (not 8)" in slow.reason
     assert B.choose(cost, _cal(1e-3), mtu=1500, queue_ms=50.0, per_pair=8,
                     fixed_pairs=True).per_pair == 8
+    # ACKs and retransmissions: 2 packets per data packet cost twice as much (1.45 -> 1.2)
+    two = B.choose(cost, _cal(1e-3, per_data=2.0), mtu=1500, queue_ms=50.0, per_pair=8)
+    assert two.link_mbps == 1.2
+    assert two.predicted_busy == pytest.approx(2 * per_mbps * 1.2 * 1e-3 / 2)
     # a rate given is kept, the window grows with its round trips
     low = B.choose(cost, None, mtu=1500, queue_ms=50.0, per_pair=1, link_mbps=0.1)
     rtt = 1.1 * 2 * 8 * 1514 / 0.1e6 + 10 * 8 * 1514 / 0.1e6
@@ -125,3 +130,24 @@ def test_calibration_file_round_trip_and_refusals(tmp_path):
     with pytest.raises(InputFileError, match="symbolic link"):
         B.load_calibration(link)
     assert B.load_calibration(tmp_path / "absent.json") is None
+
+
+def test_cost_grows_with_the_routers_by_hand():
+    """The chain (5 routers) costs 1e-5 s a packet, the grid (225) 3e-5: at 225 the grid's, in
+    between and beyond the line in log routers, never below the chain's."""
+    import dataclasses
+
+    cal = dataclasses.replace(_cal(1e-5), routers=5, scale_routers=225,
+                              scale_seconds_per_packet=3e-5)
+    assert cal.cost(5) == pytest.approx(1e-5) and cal.cost(2) == pytest.approx(1e-5)
+    assert cal.cost(225) == pytest.approx(3e-5)
+    assert cal.cost(15) == pytest.approx(1e-5 + 2e-5 * math.log(3) / math.log(45))
+    assert cal.cost(680) == pytest.approx(1e-5 + 2e-5 * math.log(136) / math.log(45))
+    assert _cal(1e-5).cost(680) == pytest.approx(1e-5)  # no grid measured: the chain's
+    t = _triangle()
+    cost = B.run_cost(t, [max_flow(t, [("s", "t")], model="sr", k=2)], unit=1.0)
+    # the slow machine of test_choose_by_hand (2.91 Mbit/s on the chain) costs 3 times as much
+    # a packet at 225 routers: 0.97 Mbit/s, rounded down to 0.8
+    slow = dataclasses.replace(_cal(1e-3), scale_routers=225, scale_seconds_per_packet=3e-3)
+    assert B.choose(cost, slow, mtu=1500, queue_ms=50.0, per_pair=8, routers=225
+                    ).link_mbps == 0.8

@@ -293,7 +293,8 @@ def test_abilene_throughput_cli(tmp_path, zoo_installed):
     assert cfg["network"]["link_mbps"] == "auto" and meta["study"]["seeds"] == [0]
     assert cfg["network"]["cpu_budget"] == 0.6
     for r in rows.values():  # a CPU-bound first attempt (other work) is run at half the rate
-        assert (r["attempt"], float(r["link_mbps"])) in (("1", 10.0), ("2", 5.0)), r
+        assert r["attempt"] == "1" and float(r["link_mbps"]) == 10.0 or (
+            r["attempt"] == "2" and float(r["link_mbps"]) <= 8.0), r
         assert "round trip" in r["settings"] and "1.5 s warm-up, 3 s window" in r["settings"]
     assert (out / "emulation-throughput.png").is_file()
     # resumable: a second run finds every draw stored and builds nothing

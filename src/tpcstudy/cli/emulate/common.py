@@ -88,8 +88,9 @@ def add_network(p: argparse.ArgumentParser, *, auto: bool = False) -> None:
                        help="with --link-mbps auto: the share of the CPUs a run is planned to "
                             "use (default 0.6)")
         g.add_argument("--no-cpu-retry", action="store_true",
-                       help="with --link-mbps auto: keep a measurement whose CPUs were over 90 "
-                            "%% busy (default: measure it again at half the rate)")
+                       help="with --link-mbps auto: keep a measurement whose CPUs were over 80 "
+                            "%% busy (default: measure it again at the rate its reading says "
+                            "fits, or at half the rate when they were saturated)")
     else:
         g.add_argument("--link-mbps", type=positive(), default=10.0,
                        help="Mbit/s of a link of the smallest capacity, each direction (default "

@@ -4,16 +4,22 @@ calibration :mod:`.budget` plans every run with.
 A chain of :data:`ROUTERS` routers, built as every emulated network is (HTB and bfifo on each
 veth, the hosts' NIC, ``gso_max_segs 1``), carries :data:`CONNECTIONS` TCP connections from one
 end to the other at link rates of :data:`RATES` Mbit/s, each for a warm-up then a window, one
-network per rate, while the whole machine's busy share is read from ``/proc/stat``. The data
-transmissions are counted on the veths themselves (``tx_packets`` of every forward arc and the
-source's host NIC, over the window), so the cost found is per packet each veth sends, ACKs
-(on the reverse arcs) and the traffic agents' work included. The sweep stops at the first rate
+network per rate, while the whole machine's busy share is read from ``/proc/stat``. The
+transmissions are counted on the veths themselves (``tx_packets`` of every veth end, over the
+window: data, ACKs, retransmissions), so the cost found is per packet a veth sends, the traffic
+agents' work included. The sweep stops at the first rate
 that makes the machine :data:`STOP_BUSY` busy. A least-squares line through the points gives
 ``busy = base + packets/s * c / cpus``: ``c`` is :attr:`Calibration.seconds_per_packet`.
+
+The cost per packet grows with the network (more namespaces, queues and routes to go through),
+so a second measurement runs TCP across a grid of :data:`GRID` routers at :data:`GRID_MBPS`
+Mbit/s (:func:`measure_grid`) and stores its cost beside the chain's
+(:meth:`~.budget.Calibration.cost` interpolates in the log of the router count).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import networkx as nx
@@ -26,7 +32,7 @@ from ...topology import Topology
 from ..agent.client import Transfer, run_traffic
 from ..network import kernel as _ns
 from ..network.lifecycle import Emulation, new_prefix
-from ..network.spec import HOST_NIC, network_spec
+from ..network.spec import network_spec
 from .budget import (
     Calibration,
     calibration_path,
@@ -37,8 +43,8 @@ from .budget import (
 )
 from .harness import Log
 
-__all__ = ["calibrate", "machine_calibration", "fit", "measure_point", "RATES", "ROUTERS",
-           "CONNECTIONS"]
+__all__ = ["calibrate", "machine_calibration", "fit", "measure_point", "measure_grid", "RATES",
+           "ROUTERS", "CONNECTIONS", "GRID"]
 
 #: Link rates of the sweep, Mbit/s.
 RATES: Tuple[float, ...] = (5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0)
@@ -48,6 +54,10 @@ ROUTERS = 5
 CONNECTIONS = 4
 #: The sweep stops once the machine is this busy (the points past it are not linear).
 STOP_BUSY = 0.85
+#: The large network: a GRID_SIDE x GRID_SIDE grid of routers, at GRID_MBPS per link.
+GRID_SIDE = 15
+GRID = GRID_SIDE * GRID_SIDE
+GRID_MBPS = 1.0
 
 
 def _chain(routers: int) -> Topology:
@@ -55,23 +65,27 @@ def _chain(routers: int) -> Topology:
     return read_topology(g, name="calibration-chain")
 
 
-def _forward_tx(emu: Emulation) -> int:
-    """Packets sent so far by the veths that carry data (source to destination)."""
-    spec = emu.spec
-    topo = spec.topology
-    n = topo.num_nodes
-    counters = _ns.interface_counters(spec.namespaces)
-    total = counters[spec.routers[0].netns].get(HOST_NIC, (0, 0, 0, 0))[3]
-    for i in range(n - 1):
-        itf = spec.interface_of_arc(topo.arc_of(i, i + 1))
-        total += counters[spec.routers[i].netns][itf.name][3]
-    return total
+def all_tx(emu: Emulation) -> int:
+    """Packets sent so far by every veth end of the network (data and ACKs, the hosts' NICs
+    included)."""
+    counters = _ns.interface_counters(emu.spec.namespaces)
+    return sum(v[3] for ns in counters.values() for name, v in ns.items() if name != "lo")
+
+
+def _marks(emu: Emulation, warmup: float, seconds: float, into: Dict[str, int]
+           ) -> List[Tuple[float, str, Callable[[], None]]]:
+    """The traffic actions reading :func:`all_tx` at the window's start and end."""
+    def mark(name: str) -> Callable[[], None]:
+        def read() -> None:
+            into[name] = all_tx(emu)
+        return read
+    return [(warmup, "a", mark("a")), (warmup + seconds, "b", mark("b"))]
 
 
 def measure_point(rate: float, *, routers: int = ROUTERS, connections: int = CONNECTIONS,
                   warmup: float = 1.5, seconds: float = 4.0, mtu: int = 1500,
                   queue_ms: float = 50.0, log: Log = print) -> Tuple[float, float, float]:
-    """``(rate, data transmissions per second, busy share)`` of one rate (module docstring)."""
+    """``(rate, veth transmissions per second, busy share)`` of one rate (module docstring)."""
     topo = _chain(routers)
     src, dst = topo.names[0], topo.names[-1]
     spec = network_spec(topo, default_plan(topo, edge_routers=[src, dst]), prefix=new_prefix(),
@@ -80,21 +94,15 @@ def measure_point(rate: float, *, routers: int = ROUTERS, connections: int = CON
     with Emulation(spec, log=lambda m: None) as emu:
         emu.wait_quiet()
         flows = [Transfer(i + 1, src, dst) for i in range(connections)]
-
-        def mark(name: str, emu: Emulation = emu) -> Callable[[], None]:
-            def read() -> None:
-                marks[name] = _forward_tx(emu)
-            return read
-
         tr = run_traffic(emu, flows, warmup=warmup, seconds=seconds,
-                         actions=[(warmup, "a", mark("a")), (warmup + seconds, "b", mark("b"))])
+                         actions=_marks(emu, warmup, seconds, marks))
     failed = [t for t in tr.transfers.values() if t.error]
     if failed:
         raise EmulationError(f"calibration at {rate:g} Mbit/s: {len(failed)} connections failed "
                              f"({failed[0].error})")
     took = tr.actions["b"] - tr.actions["a"]
     pps = (marks["b"] - marks["a"]) / took if took > 0 else 0.0
-    log(f"calibration: {rate:g} Mbit/s: {pps:,.0f} data packets/s sent by the veths, machine "
+    log(f"calibration: {rate:g} Mbit/s: {pps:,.0f} packets/s sent by the veths, machine "
         f"{tr.cpu_busy:.0%} busy")
     return float(rate), float(pps), float(tr.cpu_busy)
 
@@ -125,10 +133,52 @@ def fit(points: Sequence[Tuple[float, float, float]], cpus: int, *, mtu: int = 1
                        measured=now_utc())
 
 
+def _grid(side: int) -> Topology:
+    g = nx.grid_2d_graph(side, side)
+    g = nx.relabel_nodes(g, {(r, c): f"g{r}_{c}" for r, c in g.nodes})
+    return read_topology(g, name="calibration-grid")
+
+
+def measure_grid(*, side: int = GRID_SIDE, rate: float = GRID_MBPS, connections: int = 4,
+                 warmup: float = 2.0, seconds: float = 5.0, mtu: int = 1500, log: Log = print
+                 ) -> Tuple[int, float, float, float]:
+    """``(routers, veth transmissions per second, data transmissions per second, busy share)``
+    of TCP across a ``side`` x ``side`` grid at ``rate`` Mbit/s: router ``(i, 0)`` of the left
+    column sends to ``(j, side - 1)`` of the right one, ``j = 7 i mod side``, over plain ECMP.
+    Every shortest path between two routers of a grid has the same hop count, so each data
+    segment received was sent ``hops + 1`` times (the host NIC too): the data transmissions; the
+    veths' counters give all of them (ACKs, retransmissions)."""
+    topo = _grid(side)
+    pairs = [(f"g{i}_0", f"g{(7 * i) % side}_{side - 1}") for i in range(side)]
+    hops = {pr: (side - 1) + abs(i - (7 * i) % side) for i, pr in enumerate(pairs)}
+    ends = sorted({x for pr in pairs for x in pr})
+    spec = network_spec(topo, default_plan(topo, edge_routers=ends), prefix=new_prefix(),
+                        link_mbps=rate, mtu=mtu)
+    flows = [Transfer(1 + k * side + i, s, d) for k in range(connections)
+             for i, (s, d) in enumerate(pairs)]
+    marks: Dict[str, int] = {}
+    with Emulation(spec, log=lambda m: None) as emu:
+        emu.wait_quiet()
+        tr = run_traffic(emu, flows, warmup=warmup, seconds=seconds,
+                         actions=_marks(emu, warmup, seconds, marks))
+    sent = 0.0
+    for f in flows:
+        res = tr.transfers[f.id]
+        mss = (res.tcp_info or {}).get("snd_mss") or (mtu - 60)
+        sent += res.window_bytes / float(mss) * (hops[(f.source, f.destination)] + 1)
+    data = sent / tr.seconds if tr.seconds > 0 else 0.0
+    took = tr.actions["b"] - tr.actions["a"]
+    every = (marks["b"] - marks["a"]) / took if took > 0 else 0.0
+    log(f"calibration: a {side} x {side} grid at {rate:g} Mbit/s: {every:,.0f} packets/s sent "
+        f"by the veths, {data:,.0f} of them data, machine {tr.cpu_busy:.0%} busy")
+    return topo.num_nodes, every, data, float(tr.cpu_busy)
+
+
 def calibrate(*, rates: Sequence[float] = RATES, mtu: int = 1500, log: Log = print,
-              cpus: Optional[int] = None, warmup: float = 1.5, seconds: float = 4.0
-              ) -> Calibration:
-    """Sweep ``rates`` (stopping at :data:`STOP_BUSY`) and fit (module docstring)."""
+              cpus: Optional[int] = None, warmup: float = 1.5, seconds: float = 4.0,
+              scale: bool = True) -> Calibration:
+    """Sweep ``rates`` (stopping at :data:`STOP_BUSY`) and fit (module docstring); with
+    ``scale``, the cost on the grid too (:func:`measure_grid`)."""
     n = cpus or machine()["cpus"]
     points: List[Tuple[float, float, float]] = []
     for r in rates:
@@ -136,9 +186,21 @@ def calibrate(*, rates: Sequence[float] = RATES, mtu: int = 1500, log: Log = pri
         if points[-1][2] >= STOP_BUSY:
             break
     cal = fit(points, n, mtu=mtu)
-    log(f"calibration: {cal.packets_per_core:,.0f} data packets/s per CPU "
+    log(f"calibration: {cal.packets_per_core:,.0f} data packets/s per CPU on the chain "
         f"({cal.seconds_per_packet * 1e6:.2f} us each), {cal.base_busy:.0%} busy with no "
         f"traffic, {n} CPUs")
+    if scale:
+        routers, every, data, busy = measure_grid(mtu=mtu, log=log)
+        if every > 0 and data > 0 and busy < STOP_BUSY:
+            each = max(cal.seconds_per_packet, (busy - cal.base_busy) * n / every)
+            cal = dataclasses.replace(cal, routers=ROUTERS, scale_routers=routers,
+                                      scale_seconds_per_packet=each,
+                                      packets_per_data=max(1.0, every / data))
+            log(f"calibration: {1 / each:,.0f} packets/s per CPU on the grid of {routers} "
+                f"routers ({each * 1e6:.2f} us each); {every / data:.2f} packets sent per data "
+                "packet (ACKs, retransmissions)")
+        else:
+            log(f"calibration: the grid made the machine {busy:.0%} busy: its cost is not used")
     return cal
 
 

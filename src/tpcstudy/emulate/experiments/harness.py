@@ -41,7 +41,7 @@ from ..network.checks import system_info
 from ..network.handmade import scenario
 from ..network.lifecycle import Emulation, new_prefix
 from ..network.spec import DEFAULT_MTU, MTU_RANGE, network_spec
-from .budget import CPU_LIMIT, DEFAULT_BUDGET
+from .budget import CPU_LIMIT, DEFAULT_BUDGET, wait_quiet
 from .repeats import (
     VERDICT_COLUMNS,
     Metric,
@@ -75,8 +75,9 @@ def num(x: Any) -> float:
         return math.nan
 
 
-#: A measurement with the CPUs this busy may be limited by the machine, not by the network.
-CPU_WARN = CPU_LIMIT
+#: A measurement with the CPUs this busy may be limited by the machine, not by the network
+#: (every experiment warns; ``--link-mbps auto`` measures again from :data:`~.budget.CPU_LIMIT`).
+CPU_WARN = 0.9
 #: Goodput above the payload ceiling by more than this is window-edge noise, not data.
 OVER_CEILING = 1.02
 
@@ -207,9 +208,10 @@ class Experiment:
         settings given)."""
         return network
 
-    def lower(self, unit: Unit, network: NetworkSettings, log: Log
-              ) -> Optional[NetworkSettings]:
-        """Settings to measure ``unit``'s CPU-bound tasks again with (``None``: none lower)."""
+    def lower(self, unit: Unit, network: NetworkSettings, log: Log,
+              rows: Sequence[Row] = ()) -> Optional[NetworkSettings]:
+        """Settings to measure ``unit``'s CPU-bound tasks again with (``None``: none lower);
+        ``rows``: those tasks' first attempts."""
         return None
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
@@ -327,9 +329,11 @@ def run_experiment(exp: Experiment, *, out: Optional[str] = None,
                                           False, log)
                     rows += fresh
                 again = bound(flat, fresh)
-                lower = exp.lower(unit, net, log) if again else None
+                first = ([r for t in again for r in store.rows(t.id)] if store is not None
+                         else [r for r in fresh if _cpu_bound([r])])
+                lower = exp.lower(unit, net, log, first) if again else None
                 if again and lower is not None:
-                    log(f"{unit.name}: {len(again)} measurements CPU-bound at "
+                    log(f"{unit.name}: {len(again)} of its tasks CPU-bound at "
                         f"{net.link_mbps:g} Mbit/s: measured again at {lower.link_mbps:g} Mbit/s")
                     ids = {t.id for t in again}
                     if store is not None:
@@ -371,6 +375,11 @@ def _measure_unit(exp: Experiment, unit: Unit, draws: Sequence[Sequence[Task]],
     spec = network_spec(unit.topology, unit.plan, prefix=new_prefix(),
                         link_mbps=net.link_mbps, queue_ms=net.queue_ms,
                         seed=unit.seed, mtu=net.mtu)
+    if net.auto:  # the measurements are planned for an otherwise quiet machine
+        waited, busy = wait_quiet()
+        if waited > 1.0:
+            log(f"{unit.name}: waited {waited:.0f} s for the machine to quieten (now "
+                f"{busy:.0%} busy)")
     repeat = len(draws)
     out: List[Row] = []
     with Emulation(spec, log=log) as emu:

@@ -109,6 +109,8 @@ DEFAULT_CONNECTIONS = 8
 
 #: Models placed from their LP solution; ``mptcp:K`` (K = 1..8 subflows) runs real MPTCP.
 THROUGHPUT_MODELS = ("ecmp", "sr", "multipath")
+#: A CPU reading this high is saturation: it says nothing of how much more the run needed.
+SATURATED = 0.98
 #: Relative tolerance for "the balanced solution reaches the optimum".
 BALANCE_TOL = 1e-6
 
@@ -471,7 +473,8 @@ class Throughput(Experiment):
         per_pair = st.per_pair or max(t.args[1] for t in unit.tasks)
         return choose(cost, cal, budget=network.cpu_budget, mtu=network.mtu,
                       queue_ms=network.queue_ms, per_pair=per_pair, link_mbps=link_mbps,
-                      warmup=st.warmup, seconds=st.seconds, fixed_pairs=bool(st.per_pair))
+                      warmup=st.warmup, seconds=st.seconds, fixed_pairs=bool(st.per_pair),
+                      routers=unit.topology.num_nodes)
 
     def fit(self, unit: Unit, network: NetworkSettings, log: Log) -> NetworkSettings:
         """``--link-mbps auto``: the rate, window and connections of :mod:`.budget`; a rate
@@ -487,15 +490,25 @@ class Throughput(Experiment):
             f"{c.reason}")
         return dataclasses.replace(network, link_mbps=c.link_mbps)
 
-    def lower(self, unit: Unit, network: NetworkSettings, log: Log
-              ) -> Optional[NetworkSettings]:
-        """Half the rate (rounded down to a round value), the window recomputed for it."""
-        rate = nice_floor(network.link_mbps / 2)
+    def lower(self, unit: Unit, network: NetworkSettings, log: Log,
+              rows: Sequence[Row] = ()) -> Optional[NetworkSettings]:
+        """The rate the first attempt's busiest reading says fits the budget (its rate x
+        budget / busy share, rounded down, at most 0.8 of it), or half the rate when the CPUs
+        were saturated (98 % or more: the reading says nothing of the need); the window
+        recomputed for it."""
+        busy = max((num(r.get("cpu_busy")) for r in rows), default=math.nan)
+        was = network.link_mbps
+        if math.isfinite(busy) and 0 < busy < SATURATED:
+            rate = nice_floor(min(was * network.cpu_budget / busy, was * 0.8))
+            how = f"{busy:.0%} busy there: x {network.cpu_budget:g} / {busy:.2f}"
+        else:
+            rate = nice_floor(was / 2)
+            how = "saturated there: half the rate"
         if rate < MIN_AUTO_MBPS:
             return None
         c = self._choose(unit, network, rate, log)
         self._fitted[unit.name] = (dataclasses.replace(
-            c, reason=f"CPU-bound at {network.link_mbps:g} Mbit/s: half the rate; {c.reason}"), 2)
+            c, reason=f"CPU-bound at {was:g} Mbit/s ({how}); {c.reason}"), 2)
         return dataclasses.replace(network, link_mbps=rate)
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
