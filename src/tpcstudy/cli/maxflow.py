@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, Callable, Dict, List
 
 from ..errors import UsageError
 from ..lp import SOLVERS
@@ -120,20 +120,26 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     else:
         print(format_summary(summarize(rows, aggregate=args.aggregate),
                              demands=bool(config.demands)))
-    failed = [r for r in rows if r.get("status") == "failed"]
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
+    return _finish(args, run, rows, t0, f"{len(skipped)} topologies skipped (< 2 edge routers), ",
+                   lambda r: f"heavy {r['heavy']} seed {r['seed']} {r['model']} k {r['k']}"
+                   + (f" subflows {r['subflows']}" if r.get("subflows") else ""))
+
+
+def _finish(args: argparse.Namespace, run: Any, rows: List[Dict[str, Any]], t0: float,
+            skipped: str, where: Callable[[Dict[str, Any]], str]) -> int:
+    """The lines after a study's summary (counts, time, next steps, failed rows); its exit."""
+    failed = [r for r in rows if r.get("status") == "failed"]
     if run.report():
         print(run.report(), file=sys.stderr)
     info = sys.stderr if args.json else sys.stdout
     print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
-          f"{len(skipped)} topologies skipped (< 2 edge routers), {len(failed)} failed rows; "
-          f"{time.perf_counter() - t0:.1f} s; results in {run.results}", file=info)
+          f"{skipped}{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
+          f"{run.results}", file=info)
     if len(failed) < len(rows):  # something to plot and show
         print(next_steps(args.out), file=info)
     for r in failed[:10]:
-        sub = f" subflows {r['subflows']}" if r.get("subflows") else ""
-        print(f"  failed: {r['topology']} heavy {r['heavy']} seed {r['seed']} {r['model']} "
-              f"k {r['k']}{sub}: {r['error']}", file=sys.stderr)
+        print(f"  failed: {r['topology']} {where(r)}: {r['error']}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -162,16 +168,5 @@ def cmd_mlu(args: argparse.Namespace) -> int:
         print_study_json(args.out, aggregate=args.aggregate)
     else:
         print(study_mlu.format_summary(study_mlu.summarize(rows)))
-    failed = [r for r in rows if r.get("status") == "failed"]
-    if run.report():
-        print(run.report(), file=sys.stderr)
-    info = sys.stderr if args.json else sys.stdout
-    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
-          f"{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
-          f"{run.results}", file=info)
-    if len(failed) < len(rows):
-        print(next_steps(args.out), file=info)
-    for r in failed[:10]:
-        print(f"  failed: {r['topology']} seed {r['seed']} {r['model']} k {r['k']}: "
-              f"{r['error']}", file=sys.stderr)
-    return 1 if failed else 0
+    return _finish(args, run, rows, t0, "",
+                   lambda r: f"seed {r['seed']} {r['model']} k {r['k']}")

@@ -395,7 +395,7 @@ def choose(cost: RunCost, cal: Optional[Calibration], *, budget: float = DEFAULT
                 "machine)")
         link_mbps = nice_floor(min(rate, MAX_AUTO_MBPS))
         why.append(f"{cost.hop_units:.1f} unit-hops x {per_mbps / 1e3:.1f}k packets/s per "
-                   f"Mbit/s at {1e-3 / each:.1f}k packets/s per CPU ({routers} routers): "
+                   f"Mbit/s at {1e-3 / each:.1f}k data packets/s per CPU ({routers} routers): "
                    f"{link_mbps:g} Mbit/s keeps {cal.cpus} CPUs under {budget:.0%}"
                    + (" (the highest auto rate)" if rate >= MAX_AUTO_MBPS else ""))
     busy = cal.busy(per_mbps * link_mbps, routers) if cal is not None else math.nan
