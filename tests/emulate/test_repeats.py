@@ -252,6 +252,11 @@ def test_saturated_cpu_and_goodput_over_the_ceiling_are_warned():
            "policy queue-max)" in warn[0] and "--link-mbps" in warn[0]
     assert "data share up to 1.08" in warn[1] and "--seconds" in warn[1]
     assert exp.report(Outcome(exp.kind, rows, None, *exp.summarize(rows))).endswith(warn[1])
+    # ecmp above its LP is per-connection hashing beating the even split, not window noise
+    ecmp = [dict(rows[0], model="ecmp", policy="", data_share=1.2), dict(rows[0], model="sr")]
+    (note,) = caveats(ecmp)
+    assert note.startswith("note: ecmp above its LP in 1 of 2 measurements (data share up to "
+                           "1.20") and "multipath LP" in note and "--seconds" not in note
 
 
 def test_a_shares_interval_stays_inside_its_bounds():
