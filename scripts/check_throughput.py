@@ -1,6 +1,8 @@
-"""Why real TCP over ECMP can beat the ecmp LP: a throughput results folder's ecmp rows against
-the models of per-connection hashing (docs/emulation.md, "The whole Zoo with real TCP").
+"""A throughput results folder (``tpcstudy emulate --topo ...``) against two models, per row:
+why real TCP over ECMP can beat the ecmp LP, and how well the CPU budget predicted the machine's
+load (docs/emulation.md, "The whole Zoo with real TCP").
 
+**ECMP and hashing.**
 The ecmp LP splits each pair's flow evenly over its shortest paths. The emulated network hashes
 each TCP connection onto one shortest path, and TCP gives the connections on uncongested paths
 more rate, so N connections per pair behave like ``mptcp`` with N subflows (each on one hashed
@@ -8,11 +10,17 @@ path, any split among them), bounded by ``multipath`` (every shortest path, any 
 every ecmp row this prints the measured goodput over the payload ceiling (what the links
 carried) beside the three models, on the pairs the LP served:
 
-    python scripts/ecmp_hashing.py RESULTS [--draws 8] [--over 1.02]
+    python scripts/check_throughput.py RESULTS [--draws 8] [--over 1.02]
 
 ``--over`` lists only rows whose data share passes it (0: every row). The summary: how many
 rows sit above ecmp's LP, how many stay under multipath's (the bound), and the median measured
 share of the hashed model.
+
+**The CPU budget.** A run's predicted busy share is the most expensive model's
+(:func:`tpcstudy.emulate.experiments.budget.run_cost`); here each model's own prediction, from
+its LP's unit-hops at the rate the row ran at and the stored calibration, is set beside the CPU
+share the row measured: the median and deciles of measured / predicted per model (rows
+predicted under 20 % left out: the idle load drowns them).
 """
 
 from __future__ import annotations
@@ -34,12 +42,17 @@ def main(argv: List[str]) -> int:
     args = ap.parse_args(argv)
 
     from tpcstudy import max_flow
+    from tpcstudy.emulate.experiments.budget import load_calibration, run_cost
     from tpcstudy.emulate.experiments.harness import pair_tasks, topology_units
     from tpcstudy.emulate.experiments.throughput import lp_solution
     from tpcstudy.study.store import load_results
 
-    rows = [r for r in load_results(args.results)
-            if r.get("model") == "ecmp" and r.get("status") == "ok"]
+    results = load_results(args.results)
+    every = [r for r in results if r.get("status") == "ok"]
+    frame = int(((getattr(results, "config", {}) or {}).get("network") or {}).get("mtu", 1500)) + 14
+    rows = [r for r in every if r.get("model") == "ecmp"]
+    cal = load_calibration()
+    busy: Dict[str, List[float]] = {}
     by_topo: Dict[str, List[dict]] = {}
     for r in rows:
         by_topo.setdefault(str(r["scenario"]), []).append(r)
@@ -51,6 +64,19 @@ def main(argv: List[str]) -> int:
             for r in by_topo[name]:
                 (task,) = pair_tasks(name, topo, [float(r["heavy"])], [int(r["seed"])])
                 res, _ = lp_solution(topo, task.args, "ecmp")
+                for m in [x for x in ("ecmp", "sr") if cal is not None]:
+                    row = next((x for x in every if x.get("model") == m
+                                and x.get("scenario") == name and x.get("heavy") == r["heavy"]
+                                and x.get("seed") == r["seed"]), None)
+                    if row is None or str(row.get("attempt")) not in ("1", "2"):
+                        continue
+                    lp = res if m == "ecmp" else lp_solution(topo, task.args, "sr",
+                                                             k=int(row.get("k") or 4))[0]
+                    cost = run_cost(topo, [lp], float(np.min(topo.arc_capacity)))
+                    per = cost.hop_units * 1e6 / (8.0 * frame)
+                    pred = cal.busy(per * float(row["link_mbps"]), topo.num_nodes)
+                    if pred >= 0.2:
+                        busy.setdefault(m, []).append(float(row["cpu_busy"]) / pred)
                 served = [p for p, f in zip(task.args, res.pair_flow) if f > 1e-12]
                 n = max(1, round(float(r["connections"]) / max(1, len(served))))
                 multi = max_flow(topo, served, model="multipath").value
@@ -72,6 +98,12 @@ def main(argv: List[str]) -> int:
           f"{statistics.median(c / h for _, c, h, _ in out):.3f} (min "
           f"{min(c / h for _, c, h, _ in out):.3f}, max {max(c / h for _, c, h, _ in out):.3f}); "
           f"mptcp:N / ecmp LP median {statistics.median(h / lp for lp, _, h, _ in out):.3f}")
+    if cal is None:
+        print("no calibration stored on this machine: the budget is not checked")
+    for m, v in busy.items():
+        dec = statistics.quantiles(v, n=10) if len(v) > 1 else v
+        print(f"{m}: measured / predicted CPU share over {len(v)} rows: median "
+              f"{statistics.median(v):.2f}, deciles {dec[0]:.2f}-{dec[-1]:.2f}, max {max(v):.2f}")
     return 0
 
 
