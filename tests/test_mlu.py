@@ -53,9 +53,13 @@ def test_an_unroutable_matrix_has_infinite_mlu():
     g.add_edge("a", "b", capacity=1.0)
     g.add_edge("c", "d", capacity=1.0)
     t = read_topology(g, capacity="file")
-    for model in ("sr", "mcf"):
-        r = min_mlu(t, [("a", "b", 1.0), ("a", "c", 1.0)], model=model)
-        assert math.isinf(r.mlu) and r.lam == 0.0
+    for model, k in (("sr", 4), ("mcf", 4), ("ecmp", 4), ("sr", 1), ("multipath", 4)):
+        r = min_mlu(t, [("a", "b", 1.0), ("a", "c", 1.0)], model=model, k=k)
+        assert math.isinf(r.mlu) and r.lam == 0.0, (model, k)  # ecmp once gave 1.0
+    from tpcstudy.unsplit import sr_unsplit
+
+    un = sr_unsplit(t, min_mlu(t, [("a", "b", 1.0), ("a", "c", 1.0)], model="sr", k=2))
+    assert math.isinf(un.mlu) and math.isinf(un.bound) and un.model == "sr-unsplit"
 
 
 def _random(seed: int):

@@ -183,26 +183,29 @@ def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray,
     """``(sources, targets, volumes)`` of a demand matrix: a structured array as
     :func:`tpcstudy.io.read_demands` returns (``src``, ``dst``, ``bw``) or ``(source, target,
     volume)`` triples (names or ids); zero volumes and self-demands dropped, a negative or
-    non-finite volume refused."""
+    non-finite volume refused; several demands of one pair added up (in the order each pair
+    first appears), so every result has one demand per pair."""
     if isinstance(demands, np.ndarray) and demands.dtype.names:
         s_raw, t_raw, v_raw = (demands[n] for n in demands.dtype.names[:3])
         triples = list(zip(s_raw.tolist(), t_raw.tolist(), v_raw.tolist()))
     else:
         triples = [tuple(d) for d in demands]
-    s, t, v = [], [], []
+    total: Dict[Tuple[int, int], float] = {}
     for i, d in enumerate(triples):
         if len(d) != 3:
             raise UsageError(f"demand {i}: expected (source, target, volume), got {d!r}")
-        vol = float(d[2])
+        try:
+            vol = float(d[2])
+        except (TypeError, ValueError):
+            vol = math.nan
         if not math.isfinite(vol) or vol < 0:
             raise UsageError(f"demand {i}: volume {d[2]!r} is not a finite number >= 0")
         a, b = _paths._id(topo, d[0]), _paths._id(topo, d[1])
         if vol > 0 and a != b:
-            s.append(a)
-            t.append(b)
-            v.append(vol)
-    return (np.asarray(s, dtype=np.int32), np.asarray(t, dtype=np.int32),
-            np.asarray(v, dtype=np.float64))
+            total[(a, b)] = total.get((a, b), 0.0) + vol
+    return (np.asarray([a for a, _ in total], dtype=np.int32),
+            np.asarray([b for _, b in total], dtype=np.int32),
+            np.asarray(list(total.values()), dtype=np.float64))
 
 
 # ------------------------------------------------------------------------------ columns
@@ -494,11 +497,6 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     S, T, V = demand_arrays(topo, demands)
     cap = np.asarray(topo.arc_capacity, dtype=np.float64)
     dem: Dict[str, Any] = {"sources": S, "targets": T, "volumes": V}
-    if model == "ecmp" or (model == "sr" and k == 1):
-        return _result(model, kk, ecmp_loads(topo, S, T, V), cap, len(S),
-                       paths=[[((s, t), v)] for s, t, v in zip(S.tolist(), T.tolist(),
-                                                               V.tolist())],
-                       seconds=time.perf_counter() - t0, **dem)
     if len(S) == 0:
         return _result(model, kk, np.zeros_like(cap), cap, 0, seconds=time.perf_counter() - t0,
                        **dem)
@@ -507,6 +505,11 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         return MLUResult(model=model, k=kk, mlu=math.inf, lam=0.0, loads=np.zeros_like(cap),
                          utilisation=np.zeros_like(cap), demands=len(S),
                          seconds=time.perf_counter() - t0, **dem)
+    if model == "ecmp" or (model == "sr" and k == 1):
+        return _result(model, kk, ecmp_loads(topo, S, T, V), cap, len(S),
+                       paths=[[((s, t), v)] for s, t, v in zip(S.tolist(), T.tolist(),
+                                                               V.tolist())],
+                       seconds=time.perf_counter() - t0, **dem)
     if np.any(~(cap > 0)):
         bad = int(np.flatnonzero(~(cap > 0))[0])
         raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"

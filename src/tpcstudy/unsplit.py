@@ -173,6 +173,11 @@ def sr_unsplit(topo: Topology, lp: MLUResult, *, seed: int = 0,
     t0 = time.perf_counter()
     S, T, V = lp.sources, lp.targets, np.asarray(lp.volumes, dtype=np.float64)
     n = len(S)
+    if not math.isfinite(lp.mlu):  # a demand with no path: no routing, unsplit or not
+        return MLUResult(model="sr-unsplit", k=lp.k, mlu=math.inf, bound=math.inf, lam=0.0,
+                         loads=np.zeros_like(lp.loads), utilisation=np.zeros_like(lp.loads),
+                         demands=n, seconds=time.perf_counter() - t0, sources=S, targets=T,
+                         volumes=V)
     cap = np.asarray(topo.arc_capacity, dtype=np.float64)
     inv = np.where(cap > 0, 1.0 / np.where(cap > 0, cap, 1.0), np.inf)
     cands: List[List[Path]] = []

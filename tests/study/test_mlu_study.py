@@ -114,6 +114,17 @@ def test_study_on_repetita_end_to_end(repetita: Path, tmp_path: Path, capsys):
     assert main(["maxflow", "--objective", "mlu", "--topo", str(folder), "--heavy", "1",
                  "--out", str(tmp_path / "x")]) != 0
     assert "--heavy is not an option of --objective mlu" in capsys.readouterr().err
+    # a file matrix is in the file's units: --capacity and --weight default to the file's own
+    # (uniform capacities of 1 once gave Abilene an ECMP MLU of 12,710,472)
+    plain = tmp_path / "plain"
+    assert main(["maxflow", "--objective", "mlu", "--topo", str(folder / "Abilene.graph"),
+                 "--models", "ecmp", "--no-progress", "--out", str(plain)]) == 0
+    (row,) = csv.DictReader((plain / "results.csv").read_text().splitlines())
+    assert float(row["mlu"]) == pytest.approx(1.2770134819878471)
+    assert main(["maxflow", "--objective", "mlu", "--topo", str(folder / "Abilene.graph"),
+                 "--demands", "gravty", "--out", str(tmp_path / "y")]) != 0
+    assert "--demands gravty: no such file (a REPETITA .demands file, auto, gravity or " \
+        "uniform)" in capsys.readouterr().err
 
 
 def test_te_export_deploys_the_lp_split_and_the_unsplit_path(repetita: Path, tmp_path: Path):
@@ -138,3 +149,21 @@ def test_te_export_deploys_the_lp_split_and_the_unsplit_path(repetita: Path, tmp
                  "--out", str(tmp_path / "te")]) == 0
     doc = json.loads((tmp_path / "te" / "paths.json").read_text())
     assert any("weight" in p for e in doc["entries"] for p in e["paths"])
+
+
+def test_repeated_demands_of_a_pair_add_up(tmp_path: Path):
+    """A matrix naming a pair twice is one demand of their sum: the LP, the unsplit routing and
+    the TE export keep one entry per pair (the export once gave a later pair the paths of the
+    demand before it)."""
+    t = _path_graph()
+    once = min_mlu(t, [("a", "b", 3.0), ("c", "b", 1.0)], model="sr", k=2)
+    twice = min_mlu(t, [("a", "b", 1.0), ("c", "b", 1.0), ("a", "b", 2.0)], model="sr", k=2)
+    assert twice.mlu == pytest.approx(once.mlu) == pytest.approx(3.0)  # 3 on a link of 1
+    assert twice.sources.tolist() == [0, 2] and twice.volumes.tolist() == [3.0, 1.0]
+    dfile = tmp_path / "dup.demands"
+    dfile.write_text("DEMANDS 3\nlabel src dest bw\nd0 0 1 1\nd1 2 1 1\nd2 0 1 2\n")
+    table = path_table(t, k=2, select="mlu", demands=dfile)
+    assert [(e.source, e.destination) for e in table.entries] == [("a", "b"), ("c", "b")]
+    for e in table.entries:
+        assert e.paths[0].nodes[0] == e.source and e.paths[0].nodes[-1] == e.destination
+        assert sum(p.weight for p in e.paths) == pytest.approx(1.0)

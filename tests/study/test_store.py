@@ -116,3 +116,25 @@ def test_meta_json_of_the_wrong_shape_is_named(tmp_path, doc, words):
     (tmp_path / "meta.json").write_text(doc)
     with pytest.raises(InputFileError, match=words):  # a bad file: exit 1, as the README says
         read_meta(tmp_path)
+
+
+def test_an_mlu_results_file_missing_a_column_or_a_number_is_named(tmp_path: Path) -> None:
+    """A results.csv from someone else: a column the summary reads missing, or an ok row's MLU
+    that is no number, is an error naming the file (and line), not a KeyError or a draw left
+    out without a word."""
+    head = "topology,seed,model,k,mlu,lambda,reduction,status\n"
+    good = "A,0,ecmp,,1.25,0.8,0.0,ok\nA,0,sr,2,0.9,1.11,28.0,ok\n"
+    f = tmp_path / "r.csv"
+    f.write_text(head + good)
+    assert load_results(f).kind == "mlu" and len(load_results(f)) == 2
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({"study": {"kind": "mlu"}}))
+    (folder / "results.csv").write_text(head.replace("model,", "") + "A,0,,1.25,0.8,0.0,ok\n")
+    with pytest.raises(InputFileError, match="mlu study's results.csv has no column model"):
+        load_results(folder)
+    f.write_text(head + good + "A,0,mcf,,abc,1.1,28.0,ok\nB,0,mcf,,,,,failed\n")
+    with pytest.raises(InputFileError, match=r"r\.csv:4: column mlu: 'abc' is not a number"):
+        load_results(f)
+    f.write_text(head + good + "B,0,mcf,,,,,failed\nC,0,ecmp,,inf,0.0,,ok\n")
+    assert len(load_results(f)) == 4  # a failed row's empty cells and inf are fine

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List
 
+from ..demands import GENERATED
 from ..errors import UsageError
 from ..lp import SOLVERS
 from ..pairs import ROUNDINGS
@@ -48,11 +49,14 @@ def register(sub: Any) -> None:
                    help="maxflow (default): the TPC study's maximum total flow of heavy-hitter "
                         "pairs; mlu: the traffic-engineering objective, the minimum maximum link "
                         "utilisation that carries a whole demand matrix (--demands auto, FILE, "
-                        "gravity or uniform; models ecmp, multipath, sr, sr-unsplit, mcf)")
+                        "gravity or uniform; models ecmp, multipath, sr, sr-unsplit, mcf; with a "
+                        "file matrix --capacity and --weight default to file, the matrix's units)")
     p.add_argument("--heavy", default=None,
                    help="heavy-hitter pairs, percent of ordered edge-router pairs (default 1,5,10; "
                         "not with --objective mlu)")
-    p.add_argument("--seeds", type=int, default=1, help="random draws per percent (default 1)")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="random draws per percent (default 1); with --objective mlu, draws of a "
+                        "gravity or uniform matrix")
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--models", default=None,
                    help="models to solve: ecmp, multipath, sr, mcf, mptcp, sr+mptcp (default "
@@ -89,7 +93,8 @@ def register(sub: Any) -> None:
                         "averaged first (topology), or over every (topology, seed) value as the "
                         "paper's Figure 6 (pooled); the results are the same")
     add_output_options(p)
-    p.set_defaults(func=cmd_maxflow)
+    # --capacity / --weight given or not: --objective mlu on a file matrix takes the file's own
+    p.set_defaults(func=cmd_maxflow, capacity=None, weight=None)
 
 
 def cmd_maxflow(args: argparse.Namespace) -> int:
@@ -99,6 +104,11 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
     checked_jobs(args)
+    # A REPETITA matrix is in the file's own units (kbit/s) for the file's own capacities and
+    # weights: against uniform capacities of 1 every MLU would be ~1e7
+    file_matrix = args.objective == "mlu" and (args.demands or "auto") not in GENERATED
+    args.capacity = args.capacity or ("file" if file_matrix else "uniform")
+    args.weight = args.weight or ("file" if file_matrix else "hop")
     if args.objective == "mlu":
         return cmd_mlu(args)
     config = MaxflowConfig(

@@ -136,7 +136,8 @@ def _graph(path: Path, lines: List[str], capacity: str, weight: str, bar: Any,
 def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None) -> np.ndarray:
     """A REPETITA ``.demands`` file as a structured array ``(src, dst, bw)`` of node ids.
 
-    With ``topo``, ids are checked against its routers. Several demands of one pair add up.
+    With ``topo``, ids are checked against its routers. Every line is kept: several demands
+    of one pair are added up where the matrix is used (:func:`tpcstudy.mlu.demand_arrays`).
     """
     p = Path(path)
     lines = read_text(p).split("\n")

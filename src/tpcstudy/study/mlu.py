@@ -63,11 +63,12 @@ class MLUConfig:
     ks
         Segment limits of ``sr`` and ``sr-unsplit``.
     demands
-        ``auto`` (the ``NAME.*.demands`` next to each REPETITA ``NAME.graph``), a ``.demands``
-        file (one topology), ``gravity`` or ``uniform`` (drawn per topology and seed).
+        ``auto`` (the ``NAME.*.demands`` next to each REPETITA ``NAME.graph``: ``NAME.0000``
+        when there, else the first by name), a ``.demands`` file (one topology), ``gravity``
+        or ``uniform`` (drawn per topology and seed).
     seeds
         Draws of a generated matrix (one row set each) and the seeds of ``sr-unsplit``'s
-        search; a file's matrix is drawn once (seed 0).
+        search; a file's matrix is used once, with the first seed given.
     capacity, weight, links, solver
         As the max-flow study.
     """
@@ -105,6 +106,9 @@ class MLUConfig:
         check_links(self.links)
         if self.demands not in GENERATED:
             seeds = seeds[:1]
+            if self.demands != "auto" and not Path(self.demands).is_file():
+                raise UsageError(f"--demands {self.demands}: no such file (a REPETITA .demands "
+                                 "file, auto, gravity or uniform)")
         for name, value in (("models", models), ("ks", ks), ("seeds", seeds)):
             object.__setattr__(self, name, value)
 
@@ -119,7 +123,8 @@ def _demands_file(path: Path, spec: str) -> Optional[Path]:
     if spec in GENERATED:
         return None
     if spec == "auto":
-        cands = sorted(path.parent.glob(path.stem + ".*demands"))
+        cands = sorted(path.parent.glob(path.stem + ".*demands"),
+                       key=lambda p: (p.name != f"{path.stem}.0000.demands", p.name))
         if not cands:
             raise UsageError(f"--demands auto: no {path.stem}.*.demands next to {path} (a Zoo "
                              "topology brings none: --demands gravity or uniform)")

@@ -411,6 +411,12 @@ def _read_csv(path: Path) -> Tuple[List[str], List[Dict[str, Any]]]:
     return columns, [{k: _convert(k, v) for k, v in r.items()} for r in raw]
 
 
+#: Columns a summary of the kind reads: a file without them is refused, not half-read.
+_REQUIRED: Dict[str, Tuple[str, ...]] = {"mlu": ("topology", "seed", "model", "k", "mlu")}
+#: Columns whose cells of an ``ok`` row must be numbers (or empty).
+_NUMERIC: Dict[str, Tuple[str, ...]] = {"mlu": ("mlu", "lambda", "reduction", "gap", "bound")}
+
+
 def _kind_of(columns: Iterable[str], meta: Mapping[str, Any]) -> Optional[str]:
     """The kind meta.json records, else (a bare CSV, or a folder written before the kind was
     recorded) what the config and columns say."""
@@ -510,6 +516,15 @@ def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
     if kind is None:
         raise InputFileError(f"{path}: not a tpcstudy result (columns {', '.join(columns[:8])}...: "
                          "expected a maxflow or disjoint results.csv or a topo stats CSV)")
+    missing = [c for c in _REQUIRED.get(kind, ()) if c not in columns]
+    if missing:
+        raise InputFileError(f"{path}: the {kind} study's results.csv has no column "
+                             f"{', '.join(missing)} (header: {', '.join(columns[:12])})")
+    for line, r in enumerate(rows, start=2):  # the header is line 1
+        for c in _NUMERIC.get(kind, ()):
+            v = r.get(c)
+            if (r.get("status") or "ok") == "ok" and v is not None and not isinstance(v, (int, float)):
+                raise InputFileError(f"{path}:{line}: column {c}: {v!r} is not a number")
     return Results(rows, kind, meta, source=str(source))
 
 
