@@ -151,11 +151,18 @@ def single_path_bound(topo: Topology, S: np.ndarray, T: np.ndarray, V: np.ndarra
     np.maximum.at(top, seg, per)
     b[uu, vv] = np.where(np.diff(off) > 0, top, np.inf)
     np.fill_diagonal(b, 0.0)
-    best = b.copy()
+    # only the demands' sources' rows: row s of each product needs row s and b alone; in blocks
+    # of rows so the s x w x t temporary stays near 64 MB (n^3 floats: 3.4 GB on unpruned Kdl)
+    src, row = np.unique(S, return_inverse=True)
+    best = b[src].copy()
+    block = max(1, (8 << 20) // (n * n))
     for _ in range(max(0, k - 1)):
-        via = np.min(np.maximum(best[:, :, None], b[None, :, :]), axis=1)  # s -> w -> t
+        via = np.empty_like(best)
+        for lo in range(0, len(src), block):  # s -> w -> t
+            via[lo:lo + block] = np.min(np.maximum(best[lo:lo + block, :, None], b[None, :, :]),
+                                        axis=1)
         best = np.minimum(best, via)
-    return float(np.max(V * best[S, T]))
+    return float(np.max(V * best[row, T]))
 
 
 def sr_unsplit(topo: Topology, lp: MLUResult, *, seed: int = 0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tpcstudy.cli.options import parse_k_list, parse_list
@@ -54,3 +56,17 @@ def test_a_renamed_option_keeps_its_old_spelling(tmp_path, capsys: pytest.Captur
     assert new.pairs == old.pairs == "p.csv"
     assert "--pairs is deprecated, use --pairs-file" in capsys.readouterr().err
     assert "--pairs " not in p._subparsers._group_actions[0].choices["export"].format_help()  # type: ignore[union-attr]
+
+
+def test_the_committed_option_table_is_the_parsers(tmp_path):
+    """docs/cli-flags.md is generated from the parsers (scripts/cli_flags.py); a help text
+    changed without regenerating it is caught here (it once still said 90 % for the retry)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "flags.md"
+    subprocess.run([sys.executable, str(root / "scripts" / "cli_flags.py"), "--out", str(out)],
+                   check=True, capture_output=True)
+    assert out.read_text() == (root / "docs" / "cli-flags.md").read_text(), \
+        "regenerate: python scripts/cli_flags.py --out docs/cli-flags.md"

@@ -118,6 +118,9 @@ def test_calibration_file_round_trip_and_refusals(tmp_path):
                        (dict(d, seconds_per_packet="1e-5"), "seconds_per_packet = '1e-5'"),
                        (dict(d, format=99), "not a calibration of format 1"),
                        (dict(d, points=[[1, 2]]), "points must be"),
+                       (dict(d, points=[[1, float("nan"), 0.5]]), "triples of finite numbers"),
+                       (dict(d, points=[[1, float("inf"), 0.5]]), "triples of finite numbers"),
+                       (dict(d, cpus=1.7), "cpus = 1.7 is not a whole number"),
                        (dict(d, machine="x"), "machine = 'x'")):
         p.write_text(json.dumps(bad))
         with pytest.raises(InputFileError, match=words):
@@ -151,3 +154,26 @@ def test_cost_grows_with_the_routers_by_hand():
     slow = dataclasses.replace(_cal(1e-3), scale_routers=225, scale_seconds_per_packet=3e-3)
     assert B.choose(cost, slow, mtu=1500, queue_ms=50.0, per_pair=8, routers=225
                     ).link_mbps == 0.8
+
+
+def test_the_retry_rate_reads_the_rows_not_their_order(tmp_path):
+    """The rate of a CPU-bound network's second attempt comes from the first attempt's busiest
+    reading and the rate it ran at: a skipped row (no reading) first once made it 'saturated:
+    half the rate', and a rate chosen since (a new calibration) is not the one measured.
+    Hand: min(10 x 0.6 / 0.85 = 7.06, 0.8 x 10) = 7.06, rounded down to 6."""
+    from tpcstudy.emulate.experiments.harness import NetworkSettings
+    from tpcstudy.emulate.experiments.throughput import Throughput, ThroughputSettings
+
+    path = tmp_path / "ring.gml"
+    nx.write_gml(nx.relabel_nodes(nx.cycle_graph(5), str), path)
+    exp = Throughput(topo=str(path), heavy=[100.0], seeds=[0],
+                     settings=ThroughputSettings(models=("ecmp", "sr")))
+    unit = next(iter(exp.units(lambda m: None)))
+    now = NetworkSettings(auto=True, link_mbps=4.0)
+    rows = [{"model": "ecmp", "status": "ok", "cpu_busy": 0.85, "link_mbps": 10.0},
+            {"model": "sr", "status": "skipped", "cpu_busy": "", "link_mbps": ""}]
+    for order in (rows, rows[::-1]):
+        got = exp.lower(unit, now, lambda m: None, order)
+        assert got is not None and got.link_mbps == 6.0
+        assert exp._fitted[unit.name][0].reason.startswith(
+            "CPU-bound at 10 Mbit/s (85% busy there: x 0.6 / 0.85)")

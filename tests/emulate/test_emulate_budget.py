@@ -71,3 +71,8 @@ def test_auto_settings_and_the_cpu_bound_retry(zoo_installed, tmp_path, monkeypa
         assert r["settings"].startswith("CPU-bound at 10 Mbit/s (")
         assert float(r["ratio"]) / float(r["ceiling"]) > 0.8, r
     assert _rows(out) == [{k: str(v) for k, v in r.items()} for r in again.rows]
+    # without a results folder too (its rows once never matched a task: no retry)
+    exp = Throughput(topo="zoo/Abilene", heavy=[20.0], seeds=[0], settings=st)
+    bare = run_experiment(exp, log=lambda m: None, network=NetworkSettings(auto=True))
+    assert sorted((r["model"], r["attempt"], r["link_mbps"]) for r in bare.rows) == [
+        ("ecmp", 2, 8.0), ("sr", 2, 8.0)]

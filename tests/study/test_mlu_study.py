@@ -125,6 +125,13 @@ def test_study_on_repetita_end_to_end(repetita: Path, tmp_path: Path, capsys):
                  "--demands", "gravty", "--out", str(tmp_path / "y")]) != 0
     assert "--demands gravty: no such file (a REPETITA .demands file, auto, gravity or " \
         "uniform)" in capsys.readouterr().err
+    # a folder of another matrix is refused, naming the command that starts it over
+    assert main(["maxflow", "--objective", "mlu", "--topo", str(folder / "Abilene.graph"),
+                 "--models", "ecmp", "--demands", "uniform", "--no-progress",
+                 "--out", str(plain)]) != 0
+    err = capsys.readouterr().err
+    assert "holds a different study" in err and "tpcstudy maxflow --objective mlu ... " \
+        "--overwrite" in err
 
 
 def test_te_export_deploys_the_lp_split_and_the_unsplit_path(repetita: Path, tmp_path: Path):

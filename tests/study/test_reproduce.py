@@ -121,3 +121,18 @@ def test_reproduce_end_to_end_with_one_draw(repetita: Path, tmp_path: Path, caps
     # resumable: a second run reuses every topology
     assert main(["reproduce", "--seeds", "1", "--no-variants", "--no-progress",
                  "--out", str(out)]) == 0
+
+
+def test_greedy_is_compared_with_max_topology_by_topology():
+    """A failed greedy row leaves its topology out; it once shifted every pair after it (hand:
+    B and C reach max, A has no greedy value: 2 of 2)."""
+    from tpcstudy.study.reproduce import _figure7
+
+    rows = [{"topology": t, "method": "max", "mean_paths": v, "status": "ok"}
+            for t, v in (("A", 2.0), ("B", 1.5), ("C", 1.5))]
+    rows += [{"topology": "A", "method": "greedy", "mean_paths": "", "status": "failed"},
+             {"topology": "B", "method": "greedy", "mean_paths": 1.5, "status": "ok"},
+             {"topology": "C", "method": "greedy", "mean_paths": 1.5, "status": "ok"}]
+    assert _figure7(rows)["greedy_reaches_max"] == [2, 2]
+    rows[4]["mean_paths"] = 1.0  # B's greedy falls short
+    assert _figure7(rows)["greedy_reaches_max"] == [1, 2]

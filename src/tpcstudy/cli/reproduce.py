@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from ..io.files import atomic_write_text
 from ..study.executors import executor_scope
 from ..study.reproduce import PAPER_TOPO, format_report, run_reproduce
 from ..study.store import load_results
+from ..study.summary import plain
 from .options import RawHelp, add_executor_options, apply_mirror, checked_jobs
 
 
@@ -58,7 +58,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     figures = _figures(out, args.seeds)
     atomic_write_text(out / "report.md", format_report(report, figures))
     if args.json:
-        sys.stdout.write(json.dumps(report, default=_plain) + "\n")
+        sys.stdout.write(json.dumps(plain(report), allow_nan=False) + "\n")
         return 0
     for r in report["figure6"]:
         paper = r["paper"]
@@ -71,10 +71,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
           f"{f5['with_edge_routers']} with edge routers")
     print(f"{time.perf_counter() - t0:.0f} s; report in {out / 'report.md'}")
     return 0
-
-
-def _plain(x: Any) -> Any:
-    return None if isinstance(x, float) and math.isnan(x) else str(x)
 
 
 def _figures(out: Path, seeds: int) -> list:

@@ -117,8 +117,9 @@ class Calibration:
     Attributes
     ----------
     seconds_per_packet
-        CPU-seconds per data transmission (one data packet sent by one veth), ACKs and the
-        agents' work included: the fit's slope.
+        CPU-seconds per packet a veth sends (data, ACKs and retransmissions alike; the agents'
+        work spread over them): the fit's slope. A data packet costs ``packets_per_data``
+        times this (:meth:`busy`).
     base_busy
         The machine's busy share with no traffic when it was measured (the fit's intercept, at
         least 0): recorded, not planned with.
@@ -129,7 +130,7 @@ class Calibration:
     machine
         :func:`machine` when it was measured; a calibration of another machine is not used.
     points
-        The measurements: link Mbit/s, data transmissions per second, busy share.
+        The measurements: link Mbit/s, packets the veths sent per second, busy share.
     measured
         When (UTC, ISO 8601).
     """
@@ -141,7 +142,7 @@ class Calibration:
     machine: Dict[str, Any]
     points: Tuple[Tuple[float, float, float], ...] = ()
     measured: str = ""
-    #: The chain's routers, and the large network's routers and cost per data transmission
+    #: The chain's routers, and the large network's routers and cost per packet a veth sends
     #: (``0``: not measured).
     routers: int = 5
     scale_routers: int = 0
@@ -152,11 +153,11 @@ class Calibration:
 
     @property
     def packets_per_core(self) -> float:
-        """Data transmissions per second one CPU forwards when fully busy (the chain)."""
+        """Packets the veths send per second on one fully busy CPU (the chain)."""
         return 1.0 / self.seconds_per_packet
 
     def cost(self, routers: int) -> float:
-        """CPU-seconds per data transmission in a network of ``routers`` routers: the chain's,
+        """CPU-seconds per packet a veth sends in a network of ``routers`` routers: the chain's,
         and beyond it the line through the chain's and the large network's in ``log routers``."""
         c0 = self.seconds_per_packet
         if self.scale_routers <= self.routers or self.scale_seconds_per_packet <= c0:
@@ -219,6 +220,8 @@ def load_calibration(path: Optional[Path] = None, *, any_machine: bool = False
     spp = _number(d, "seconds_per_packet", p, 1e-9, 1.0)
     base = _number(d, "base_busy", p, 0.0, 1.0)
     cpus = int(_number(d, "cpus", p, 1, 4096))
+    if cpus != d["cpus"]:
+        raise InputFileError(f"{p}: cpus = {d['cpus']!r} is not a whole number")
     mtu = int(_number(d, "mtu", p, 1280, 9000))
     mach = d.get("machine")
     if not isinstance(mach, dict) or not all(isinstance(mach.get(k), (str, int))
@@ -226,9 +229,11 @@ def load_calibration(path: Optional[Path] = None, *, any_machine: bool = False
         raise InputFileError(f"{p}: machine = {mach!r} is not a machine description")
     pts = d.get("points", [])
     if not isinstance(pts, list) or not all(
-            isinstance(q, list) and len(q) == 3 and all(isinstance(x, (int, float)) for x in q)
-            for q in pts):
-        raise InputFileError(f"{p}: points must be [Mbit/s, packets/s, busy] triples")
+            isinstance(q, list) and len(q) == 3
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                    for x in q) for q in pts):
+        raise InputFileError(f"{p}: points must be [Mbit/s, packets/s, busy] triples of finite "
+                             "numbers")
     cal = Calibration(spp, base, cpus, mtu, {k: mach[k] for k in ("kernel", "cpu", "cpus")},
                       tuple(tuple(float(x) for x in q) for q in pts),  # type: ignore[misc]
                       str(d.get("measured", ""))[:40],

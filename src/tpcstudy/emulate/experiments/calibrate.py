@@ -186,7 +186,7 @@ def calibrate(*, rates: Sequence[float] = RATES, mtu: int = 1500, log: Log = pri
         if points[-1][2] >= STOP_BUSY:
             break
     cal = fit(points, n, mtu=mtu)
-    log(f"calibration: {cal.packets_per_core:,.0f} data packets/s per CPU on the chain "
+    log(f"calibration: {cal.packets_per_core:,.0f} packets/s per CPU on the chain "
         f"({cal.seconds_per_packet * 1e6:.2f} us each), {cal.base_busy:.0%} busy with no "
         f"traffic, {n} CPUs")
     if scale:

@@ -281,6 +281,11 @@ def _with_draw(task: Task, draw: int) -> Task:
     return Task(dict(task.key, draw=draw), task.args)
 
 
+def _of(row: Row, task: Task) -> bool:
+    """``row`` is one of ``task``'s (its key's columns equal)."""
+    return all(str(row.get(c, "")) == str(v) for c, v in task.key.items())
+
+
 def _cpu_bound(rows: Sequence[Row]) -> bool:
     """A first attempt whose CPUs were busier than :data:`~.budget.CPU_LIMIT`."""
     return any(num(r.get("cpu_busy")) > CPU_LIMIT and str(r.get("attempt", "")) in ("1", "1.0")
@@ -315,10 +320,8 @@ def run_experiment(exp: Experiment, *, out: Optional[str] = None,
         def bound(tasks: Sequence[Task], fresh: Sequence[Row]) -> List[Task]:
             if not (network.auto and network.cpu_retry):
                 return []
-            if store is None:
-                keys = [{c: r.get(c) for c in exp.key} for r in fresh if _cpu_bound([r])]
-                return [t for t in tasks if any(all(str(k[c]) == str(t.key.get(c, ""))
-                                                    for c in exp.key) for k in keys)]
+            if store is None:  # a task's key has fewer columns than its rows' (no model)
+                return [t for t in tasks if _cpu_bound([r for r in fresh if _of(r, t)])]
             return [t for t in tasks if store.done(t.id) and _cpu_bound(store.rows(t.id))]
 
         rows: List[Row] = []
@@ -341,7 +344,7 @@ def run_experiment(exp: Experiment, *, out: Optional[str] = None,
                     rows += fresh
                 again = bound(flat, fresh)
                 first = ([r for t in again for r in store.rows(t.id)] if store is not None
-                         else [r for r in fresh if _cpu_bound([r])])
+                         else [r for r in fresh if any(_of(r, t) for t in again)])
                 lower = exp.lower(unit, net, log, first) if again else None
                 if again and lower is not None:
                     log(f"{unit.name}: {len(again)} of its tasks CPU-bound at "
@@ -350,8 +353,8 @@ def run_experiment(exp: Experiment, *, out: Optional[str] = None,
                     if store is not None:
                         for t in again:
                             store.forget(t.id)
-                    else:
-                        rows = [r for r in rows if not _cpu_bound([r])]
+                    else:  # this network's retried tasks only, every row of them
+                        rows = [r for r in rows if not any(_of(r, t) for t in again)]
                     rows += _measure_unit(exp, unit, [[t for t in ts if t.id in ids]
                                                       for ts in draws], lower, store,
                                           False, log)

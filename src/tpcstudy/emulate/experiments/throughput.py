@@ -445,8 +445,13 @@ class Throughput(Experiment):
         budget / busy share, rounded down, at most 0.8 of it), or half the rate when the CPUs
         were saturated (98 % or more: the reading says nothing of the need); the window
         recomputed for it."""
-        busy = max((num(r.get("cpu_busy")) for r in rows), default=math.nan)
-        was = network.link_mbps
+        ok = [r for r in rows if r.get("status", "ok") == "ok"]
+        # a skipped or failed row has no reading (nan): max() over it would depend on the order
+        busy = max((b for b in (num(r.get("cpu_busy")) for r in ok) if math.isfinite(b)),
+                   default=math.nan)
+        rates = [b for b in (num(r.get("link_mbps")) for r in ok) if math.isfinite(b) and b > 0]
+        was = max(rates) if rates else network.link_mbps  # the rate measured (a resume may
+        # have chosen another since)
         if math.isfinite(busy) and 0 < busy < SATURATED:
             rate = nice_floor(min(was * network.cpu_budget / busy, was * 0.8))
             how = f"{busy:.0%} busy there: x {network.cpu_budget:g} / {busy:.2f}"
