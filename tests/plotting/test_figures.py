@@ -231,5 +231,8 @@ def test_whole_zoo_throughput_and_calibration_figures(tmp_path: Path) -> None:
                       ((5.0, 2000.0, 0.07), (10.0, 4000.0, 0.11), (20.0, 8000.0, 0.19)))
     fig = plotting.plot_calibration(cal)
     texts = figure_texts(fig)
-    assert "fit: 50.0k packets/s per CPU, 3% idle load" in texts and "20 Mbit/s" in texts
+    assert "fit on a chain of 5 routers: 50.0k packets/s per CPU, 3% idle load" in texts
+    assert "20 Mbit/s" in texts
+    x, y = fig.axes[0].lines[0].get_data()  # busy = idle + packets/s x cost / CPUs, x in k
+    assert y == pytest.approx(0.03 + x * 1e3 * 2e-5 / 2)  # once x packets_per_data too
     assert_valid_figures(plotting.save_figure(fig, tmp_path / "cal"))

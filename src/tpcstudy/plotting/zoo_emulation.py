@@ -13,6 +13,7 @@ Three panels over every (topology, heavy percent, seed) measured:
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
@@ -37,21 +38,22 @@ def plot_throughput_zoo(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> An
     fig, axes = axes_for(ax, 3, width=4.6, height=4.4)
     a, g, c = axes
     models = [m for m in dict.fromkeys(str(r.get("model")) for r in ok)]
-    top = 1.1
+    top, low = 1.1, 0.8
     for m in models:
         vals = [v for v in (_f(r.get("data_share")) for r in ok if r.get("model") == m)
                 if v == v]
         if vals:
             top = max(top, max(vals) + 0.03)  # ecmp's hashing can beat its LP (caveats)
+            low = min(low, math.floor(10 * min(vals) - 0.5) / 10)
             over = sum(v >= 0.9 for v in vals) / len(vals)
             cdf(a, vals, color=COLORS.get(m, "#333333"),
                 label=f"{m}: {over:.0%} of {len(vals)} at >= 0.9")
     a.axvline(0.9, color="#7f7f7f", linestyle=":", linewidth=1)
     a.set_xlabel("data share: measured / LP / payload ceiling")
     a.set_ylabel("share of draws")
-    a.set_xlim(0, top)
+    a.set_xlim(max(0.0, low), top)
     a.set_title("How much of the LP TCP fills", fontsize=10)
-    a.legend(fontsize=8, loc="upper left")
+    a.legend(fontsize=8, loc="center right")
 
     gains: List[Tuple[float, float]] = [
         (_f(r.get("lp_gain")), _f(r.get("measured_gain"))) for r in ok if r.get("model") == "sr"]

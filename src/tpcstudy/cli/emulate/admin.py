@@ -81,8 +81,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         cal = load_calibration()
         print(f"{'calibration':>{width}}: " + (
-            f"{cal.packets_per_core:,.0f} data packets/s per CPU, {cal.base_busy:.0%} busy "
-            f"with no traffic (measured {cal.measured})" if cal is not None else
+            f"{cal.packets_per_core:,.0f} packets/s per CPU on a chain"
+            + (f", {1 / cal.scale_seconds_per_packet:,.0f} on a grid of {cal.scale_routers} "
+               f"routers, {cal.packets_per_data:.2f} packets per data packet"
+               if cal.scale_seconds_per_packet > 0 else "")
+            + f", {cal.base_busy:.0%} busy with no traffic (measured {cal.measured})"
+            if cal is not None else
             f"none for this machine in {calibration_path()} (--calibrate measures it; "
             "--link-mbps auto does on first use)"))
     if args.plot and cal is not None:
