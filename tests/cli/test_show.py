@@ -96,6 +96,15 @@ def test_show_an_emulation_folder(tmp_path, capsys):
     # sr's CPU busy 0.3, 0.3, 0.97: its t interval reaches below 0 and is cut to [0, 1]
     assert doc["summary"][1]["model"] == "sr" and doc["summary"][1]["cpu_busy_lo"] == 0.0
     assert doc["verdicts"][0]["verdict"] == "higher" and len(doc["warnings"]) == 1
+    assert "paired verdicts: 1 of 1 comparisons differ" in text
+    # one draw per network (a whole-Zoo run): no verdict, not "0 of N differ"
+    one = [r for r in rows if r["draw"] == 0]
+    write_csv(out / "results.csv", one, T.COLUMNS)
+    write_csv(out / "verdicts.csv", exp.summarize(one)[1],
+              [c for c in exp.by() if c != exp.arm] + VERDICT_COLUMNS)
+    assert main(["show", str(out)]) == 0
+    assert "paired verdicts: none (1 comparisons of one draw each; --repeat 2 or more" \
+        in capsys.readouterr().out
 
 
 def test_show_says_failed_rows_and_exits_1(tmp_path, capsys):

@@ -99,9 +99,16 @@ def _emulate(results: Results, as_json: bool) -> str:
             lines.append(" | ".join([_label(r.get(c, "")) for c in labels]
                                     + [_cell(r, m) for m in metrics]))
     differ = [v for v in verdicts if v.get("verdict") not in ("tie", "", None)]
+    single = [v for v in verdicts if _draws(v) < 2]  # a "tie" of one draw says nothing
     if verdicts:
         lines.append("")
-        lines.append(f"paired verdicts: {len(differ)} of {len(verdicts)} comparisons differ")
+        if len(single) == len(verdicts):
+            lines.append(f"paired verdicts: none ({len(verdicts)} comparisons of one draw "
+                         "each; --repeat 2 or more compares arms within a network)")
+        else:
+            lines.append(f"paired verdicts: {len(differ)} of {len(verdicts) - len(single)} "
+                         "comparisons differ"
+                         + (f" ({len(single)} of one draw left out)" if single else ""))
         for v in differ:
             lines.append(f"  {v.get('metric')}: {v.get('a')} {v.get('verdict')} than {v.get('b')}")
     return "\n".join(lines + warnings)
@@ -126,3 +133,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(text)
         status = max(status, 1 if failed else 0)
     return status
+
+
+def _draws(v: Dict[str, Any]) -> int:
+    try:
+        return int(float(v.get("draws") or 0))
+    except (TypeError, ValueError):
+        return 0
