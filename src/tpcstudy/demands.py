@@ -25,12 +25,33 @@ from .mlu import demand_arrays, ecmp_loads
 from .paths import path_price_bounds
 from .topology import Topology
 
-__all__ = ["GENERATED", "GRAVITY_SIGMA", "demand_matrix", "matrix_rule"]
+__all__ = ["GENERATED", "GRAVITY_SIGMA", "demand_matrix", "matrix_rule", "demands_beside",
+           "NO_MATRIX_HINT"]
 
 #: Demand matrices drawn for topologies that bring none.
 GENERATED = ("gravity", "uniform")
+#: What to do when a topology brings no matrix of its own.
+NO_MATRIX_HINT = "a Zoo topology brings none: --demands gravity or uniform"
 #: Spread of the gravity model's masses: each router's total link capacity times exp(N(0, s)).
 GRAVITY_SIGMA = 0.5
+
+
+def demands_beside(graph: Path, hint: str = "") -> Path:
+    """``--demands auto``: the REPETITA ``NAME.*.demands`` beside ``NAME.graph``
+    (``NAME.0000.demands`` when there, else the first by name).
+
+    Raises
+    ------
+    UsageError
+        None there (``hint``, when given, says what to do instead).
+    """
+    graph = Path(graph)
+    cands = sorted(graph.parent.glob(graph.stem + ".*demands"),
+                   key=lambda p: (p.name != f"{graph.stem}.0000.demands", p.name))
+    if not cands:
+        raise UsageError(f"--demands auto: no {graph.stem}.*.demands next to {graph}"
+                         + (f" ({hint})" if hint else ""))
+    return cands[0]
 
 
 def matrix_rule(spec: str) -> str:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, List
 
-from ..demands import GENERATED
+from ..demands import GENERATED, NO_MATRIX_HINT, demands_beside
 from ..errors import ExportError, UsageError
 from ..export import (
     FORMATS,
@@ -121,11 +121,10 @@ def _demands_of(spec: str, topo: Any) -> Any:
         return spec
     if spec == "auto":
         src = topo.meta.get("source")
-        found = sorted(Path(src).parent.glob(Path(src).stem + ".*demands")) if src else []
-        if not found:
-            raise UsageError(f"--demands auto: no NAME.*.demands beside {topo.name}'s file "
-                             "(a Zoo topology brings none: --demands gravity or uniform)")
-        return found[0]
+        if not src:
+            raise UsageError(f"--demands auto: {topo.name} was not read from a file "
+                             f"({NO_MATRIX_HINT})")
+        return demands_beside(Path(src), NO_MATRIX_HINT)
     return Path(spec)
 
 

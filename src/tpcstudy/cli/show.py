@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 from ..emulate.experiments import KINDS as EMULATE_KINDS
 from ..emulate.experiments import summary_line as emulate_summary_line
-from ..emulate.experiments.harness import caveats
+from ..emulate.experiments.harness import caveats, num
 from ..errors import UsageError
 from ..io import read_bounded
 from ..study.store import Results, load_results
@@ -99,7 +99,7 @@ def _emulate(results: Results, as_json: bool) -> str:
             lines.append(" | ".join([_label(r.get(c, "")) for c in labels]
                                     + [_cell(r, m) for m in metrics]))
     differ = [v for v in verdicts if v.get("verdict") not in ("tie", "", None)]
-    single = [v for v in verdicts if _draws(v) < 2]  # a "tie" of one draw says nothing
+    single = [v for v in verdicts if not num(v.get("draws")) >= 2]  # one draw's "tie": nothing
     if verdicts:
         lines.append("")
         if len(single) == len(verdicts):
@@ -133,10 +133,3 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(text)
         status = max(status, 1 if failed else 0)
     return status
-
-
-def _draws(v: Dict[str, Any]) -> int:
-    try:
-        return int(float(v.get("draws") or 0))
-    except (TypeError, ValueError):
-        return 0

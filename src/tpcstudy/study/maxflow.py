@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..demands import demands_beside
 from ..errors import TpcStudyError, UsageError
 from ..io import read_demands, read_topology, topology_files
 from ..io.specs import Spec, spec_text
@@ -209,10 +210,7 @@ def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
     if spec is None:
         return None
     if spec == "auto":
-        cands = sorted(path.parent.glob(path.stem + ".*demands"))  # NAME.demands, NAME.0000.demands
-        if not cands:
-            raise UsageError(f"--demands auto: no {path.stem}.*.demands next to {path}")
-        return cands[0]
+        return demands_beside(path)
     return Path(spec)
 
 

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..demands import GENERATED, demand_matrix, matrix_rule
+from ..demands import GENERATED, NO_MATRIX_HINT, demand_matrix, demands_beside, matrix_rule
 from ..errors import TpcStudyError, UsageError
 from ..io import read_topology, topology_files
 from ..io.specs import Spec, spec_text
@@ -123,12 +123,7 @@ def _demands_file(path: Path, spec: str) -> Optional[Path]:
     if spec in GENERATED:
         return None
     if spec == "auto":
-        cands = sorted(path.parent.glob(path.stem + ".*demands"),
-                       key=lambda p: (p.name != f"{path.stem}.0000.demands", p.name))
-        if not cands:
-            raise UsageError(f"--demands auto: no {path.stem}.*.demands next to {path} (a Zoo "
-                             "topology brings none: --demands gravity or uniform)")
-        return cands[0]
+        return demands_beside(path, NO_MATRIX_HINT)
     return Path(spec)
 
 
