@@ -42,14 +42,14 @@ def main(argv: List[str]) -> int:
     args = ap.parse_args(argv)
 
     from tpcstudy import max_flow
-    from tpcstudy.emulate.experiments.budget import load_calibration, run_cost
+    from tpcstudy.emulate.experiments.budget import choose, load_calibration, run_cost
     from tpcstudy.emulate.experiments.harness import pair_tasks, topology_units
     from tpcstudy.emulate.experiments.throughput import lp_solution
     from tpcstudy.study.store import load_results
 
     results = load_results(args.results)
     every = [r for r in results if r.get("status") == "ok"]
-    frame = int(((getattr(results, "config", {}) or {}).get("network") or {}).get("mtu", 1500)) + 14
+    mtu = int(((getattr(results, "config", {}) or {}).get("network") or {}).get("mtu", 1500))
     rows = [r for r in every if r.get("model") == "ecmp"]
     cal = load_calibration()
     busy: Dict[str, List[float]] = {}
@@ -73,8 +73,9 @@ def main(argv: List[str]) -> int:
                     lp = res if m == "ecmp" else lp_solution(topo, task.args, "sr",
                                                              k=int(row.get("k") or 4))[0]
                     cost = run_cost(topo, [lp], float(np.min(topo.arc_capacity)))
-                    per = cost.hop_units * 1e6 / (8.0 * frame)
-                    pred = cal.busy(per * float(row["link_mbps"]), topo.num_nodes)
+                    pred = choose(cost, cal, mtu=mtu, queue_ms=50.0, per_pair=1,
+                                  link_mbps=float(row["link_mbps"]),
+                                  routers=topo.num_nodes).predicted_busy
                     if pred >= 0.2:
                         busy.setdefault(m, []).append(float(row["cpu_busy"]) / pred)
                 served = [p for p, f in zip(task.args, res.pair_flow) if f > 1e-12]

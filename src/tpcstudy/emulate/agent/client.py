@@ -121,7 +121,8 @@ class TrafficResult:
         return 8.0 * sum(t.window_bytes for t in sel) / self.seconds if self.seconds > 0 else 0.0
 
 
-def _cpu_times() -> Tuple[int, int]:
+def cpu_times() -> Tuple[int, int]:
+    """The machine's CPU time so far, ``(all, idle + iowait)`` in ticks (``/proc/stat``)."""
     with open("/proc/stat") as fh:
         f = [int(x) for x in fh.readline().split()[1:]]
     idle = f[3] + (f[4] if len(f) > 4 else 0)
@@ -265,7 +266,7 @@ def run_traffic(emu: Emulation, transfers: Sequence[Transfer], *, warmup: float,
             if left > 0:
                 time.sleep(left)
             if fn is None:
-                cpu[name] = _cpu_times()
+                cpu[name] = cpu_times()
             else:
                 ret = fn()
                 done[name] = ret if isinstance(ret, float) else time.monotonic()

@@ -61,6 +61,7 @@ from ...io.files import atomic_write_text, read_bounded
 from ...maxflow import MaxFlowResult
 from ...paths import segment_ratios
 from ...topology import Topology
+from ..agent.client import cpu_times
 
 __all__ = ["Calibration", "RunCost", "Choice", "run_cost", "choose", "nice_floor",
            "calibration_path", "load_calibration", "save_calibration", "machine",
@@ -430,14 +431,9 @@ def choose(cost: RunCost, cal: Optional[Calibration], *, budget: float = DEFAULT
 
 def busy_now(seconds: float = 0.5) -> float:
     """The machine's busy share over the next ``seconds`` (``/proc/stat``)."""
-    def read() -> Tuple[int, int]:
-        with open("/proc/stat") as fh:
-            f = [int(x) for x in fh.readline().split()[1:]]
-        return sum(f), f[3] + (f[4] if len(f) > 4 else 0)
-
-    (t0, i0) = read()
+    (t0, i0) = cpu_times()
     time.sleep(seconds)
-    (t1, i1) = read()
+    (t1, i1) = cpu_times()
     return 1.0 - (i1 - i0) / (t1 - t0) if t1 > t0 else 0.0
 
 
