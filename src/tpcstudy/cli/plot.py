@@ -7,8 +7,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List
 
-from ..emulate.experiments import KINDS as EMULATE_KINDS
-from ..emulate.experiments import summary_line as emulate_summary_line
 from ..errors import UsageError
 from ..study.stats import fill_degree_histograms, topo_stats
 from ..study.store import Results, load_results
@@ -96,8 +94,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if kinds[r.kind] > 1:  # fig6-maxflow + maxflow-zoo: fig6-maxflow-zoo
             name = names[id(r)]
         files = plotting.save_figure(fig, out / name, formats=formats, dpi=args.dpi)
-        line = (emulate_summary_line(r.kind, list(r)) if r.kind in EMULATE_KINDS
-                else summary_line(r, k=kw.get("k")))
+        line = summary_line(r, k=kw.get("k"))
         print(f"{r.source} ({r.kind}, {len(r)} rows): " + line)
         for f in files:
             print(f"  wrote {f}")

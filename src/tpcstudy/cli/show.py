@@ -11,13 +11,12 @@ import math
 from pathlib import Path
 from typing import Any, Dict, List
 
-from ..emulate.experiments import KINDS as EMULATE_KINDS
-from ..emulate.experiments import summary_line as emulate_summary_line
 from ..emulate.experiments.harness import caveats, num
 from ..errors import UsageError
 from ..io import read_bounded
+from ..study.kinds import kind
 from ..study.store import Results, load_results
-from ..study.summary import failed_rows, plain, provenance, summary_data, summary_text
+from ..study.summary import failed_rows, plain, provenance, summary_data, summary_line, summary_text
 
 #: summary.csv and verdicts.csv hold one row per arm or pair: far below this.
 _CSV_LIMIT = 64 << 20
@@ -81,7 +80,7 @@ def _emulate(results: Results, as_json: bool) -> str:
     folder = Path(results.source)
     folder = folder if folder.is_dir() else folder.parent
     summary, verdicts = _read_csv(folder / "summary.csv"), _read_csv(folder / "verdicts.csv")
-    line = emulate_summary_line(results.kind, list(results))
+    line = summary_line(results)
     warnings = caveats(list(results))
     if as_json:
         return json.dumps(plain({**provenance(results), "summary_line": line,
@@ -119,7 +118,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     status = 0
     for path in args.inputs:
         results = load_results(path)
-        if results.kind in EMULATE_KINDS:
+        if kind(results.kind).emulated:
             text = _emulate(results, args.json)
         elif args.json:
             text = json.dumps(summary_data(results, k=args.k, aggregate=args.aggregate),

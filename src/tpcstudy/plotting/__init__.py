@@ -14,20 +14,29 @@ numbers drawn come from the studies' own summaries, so a figure and the command 
   paths per edge-router pair: (a) max vs greedy, (b) sps by k, (c) greedy / max.
 - :func:`plot_path_table`: what a path table gives the hosts.
 - The emulator (``tpcstudy emulate``): :func:`plot_throughput` (TCP goodput against the LP) and
-  :func:`plot_recovery` (failure recovery times).
+  :func:`plot_recovery` (failure recovery times), :func:`plot_verify` (an exported table's
+  paths delivered and maps loaded).
 
 Needs matplotlib (``pip install 'tpcstudy[plot]'``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Tuple
 
+from ..study.kinds import KINDS, kind
 from ..study.store import Results
 from .calibration import plot_calibration
 from .common import save_figure
 from .disjoint import DISJOINT_PANELS, plot_disjoint
-from .emulation import plot_dumbbell, plot_fault, plot_policies, plot_recovery, plot_throughput
+from .emulation import (
+    plot_dumbbell,
+    plot_fault,
+    plot_policies,
+    plot_recovery,
+    plot_throughput,
+    plot_verify,
+)
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .mlu import plot_mlu
 from .path_table import plot_path_table
@@ -35,26 +44,17 @@ from .topologies import TOPOLOGY_PANELS, plot_topologies
 from .zoo_emulation import plot_throughput_zoo
 
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
-           "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
+           "plot_throughput", "plot_recovery", "plot_verify", "plot_dumbbell", "plot_fault", "plot_policies",
            "plot_results", "save_figure", "plot_calibration", "plot_throughput_zoo", "plot_mlu",
            "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES"]
 
-#: File name of each kind's figure.
-FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint",
-                "mlu": "mlu",
-                "emulate-throughput": "emulation-throughput",
-                "emulate-failover": "emulation-recovery", "emulate-mptcp": "emulation-mptcp",
-                "emulate-fault": "emulation-fault", "emulate-policies": "emulation-policies"}
+#: File name of each kind's figure (from the registry of kinds).
+FIGURE_NAMES = {name: k.figure for name, k in KINDS.items()}
 
 
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
     """(figure name, figure) for any :class:`~tpcstudy.study.store.Results`: Figure 5, 6 or 7
-    or an emulation figure, by its kind."""
-    draw: Dict[str, Callable[..., Any]] = {
-        "topo": plot_topologies, "maxflow": plot_maxflow, "disjoint": plot_disjoint,
-        "mlu": plot_mlu,
-        "emulate-throughput": plot_throughput, "emulate-failover": plot_recovery,
-        "emulate-mptcp": plot_dumbbell, "emulate-fault": plot_fault,
-        "emulate-policies": plot_policies}
-    return FIGURE_NAMES[results.kind], draw[results.kind](results, **kw)
+    or an emulation figure, by its kind (the registry's plot function)."""
+    k = kind(results.kind)
+    return k.figure, k.plot_function()(results, **kw)

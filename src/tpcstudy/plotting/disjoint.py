@@ -94,7 +94,8 @@ def plot_disjoint(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             a.set_xlim(right=1.01)
             a.set_title("(c) how close greedy comes to max")
             a.grid(True, alpha=0.3)
-            a.legend(fontsize=8, loc="lower left")
+            if n:  # a study of one method has no ratio to draw
+                a.legend(fontsize=8, loc="lower left")
             continue
         a.set_xlabel(xlabel)
         a.set_ylabel("CDF (share of topologies)")

@@ -5,6 +5,8 @@
   measured / LP above each; beside it the sr gain over ecmp, measured against the LP's (the
   diagonal: TCP gets all of the LP's gain). From :data:`~.zoo_emulation.ZOO_MIN_GROUPS` draws
   on (a whole-Zoo run), :func:`~.zoo_emulation.plot_throughput_zoo` instead.
+- :func:`plot_verify` (``emulate verify``): per source router, the table's paths delivered on
+  their links and those that were not; per map layout, the maps loaded and byte-identical.
 - :func:`plot_recovery`: the CDF over runs of the recovery time of each failover strategy
   (NRTOChanger, TimeoutChanger, plain TCP), the median in the legend; runs that did not recover
   sit at the right edge.
@@ -30,6 +32,7 @@ from .common import COLORS, axes_for, cdf
 from .zoo_emulation import ZOO_MIN_GROUPS, plot_throughput_zoo
 
 __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
+           "plot_verify",
            "STRATEGY_COLORS", "POLICY_COLORS", "policy_color"]
 
 #: mptcp:K bars, lightest for the fewest subflows.
@@ -168,6 +171,49 @@ def plot_recovery(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     a.set_ylim(0, 1.02)
     a.set_title(title or "a link of the connection's path fails", fontsize=10)
     a.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def _yes(x: Any) -> bool:
+    """A boolean cell: ``True`` in memory, ``true`` read back from ``results.csv``."""
+    return x is True or str(x).lower() == "true"
+
+
+def plot_verify(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
+                title: Optional[str] = None) -> Any:
+    """An exported path table checked on the emulated network (module docstring). ``ax``: two
+    Axes."""
+    fig, (a, b) = axes_for(ax, 2, width=9.0, height=3.6)
+    paths: Dict[str, List[int]] = {}
+    for r in rows:
+        if r.get("check") == "path":
+            paths.setdefault(str(r.get("source")), [0, 0])[r.get("status") != "ok"] += 1
+    names = sorted(paths)
+    xs = np.arange(len(names))
+    good = [paths[n][0] for n in names]
+    a.bar(xs, good, color="#2ca02c", label="delivered on its links")
+    a.bar(xs, [paths[n][1] for n in names], bottom=good, color="#d62728", label="not")
+    a.set_xticks(xs, names, rotation=60, ha="right", fontsize=7)
+    a.set_ylabel("paths")
+    a.set_title(title or "paths of the table, by source router", fontsize=10)
+    a.legend(fontsize=8)
+    maps: Dict[str, List[int]] = {}
+    for r in rows:
+        if r.get("check") == "map":
+            m = maps.setdefault(str(r.get("variant")), [0, 0, 0])
+            m[0] += 1
+            m[1] += _yes(r.get("loaded"))
+            m[2] += _yes(r.get("identical"))
+    variants = sorted(maps)
+    vx = np.arange(len(variants))
+    for i, (label, color) in enumerate((("maps", "#bbbbbb"), ("loaded", "#1f77b4"),
+                                        ("byte-identical", "#2ca02c"))):
+        b.bar(vx + (i - 1) * 0.27, [maps[v][i] for v in variants], width=0.27, color=color,
+              label=label)
+    b.set_xticks(vx, variants, fontsize=8)
+    b.set_ylabel("maps")
+    b.set_title("bpf maps per layout", fontsize=10)
+    b.legend(fontsize=8)
     return fig
 
 

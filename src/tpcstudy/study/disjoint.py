@@ -67,6 +67,7 @@ from ..topology import Topology, prune
 from . import paper
 from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
+from .kinds import KINDS
 from .provenance import write_meta
 from .store import ERROR, STATUS, ResultStore, cell_number, discard_results, folder_lock, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
@@ -76,10 +77,8 @@ __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "Di
            "mean_paths_table", "greedy_reaches_max", "summarize", "format_summary",
            "summary_line"]
 
-COLUMNS = ["topology", "method", "k", "nodes", "links", "edge_routers", "pairs", "mean_paths",
-           "min_paths", "max_paths", "survive_share", "overlap_share", "backup_share", "seconds",
-           STATUS, ERROR]
-KEY = ["topology", "method", "k"]
+COLUMNS = list(KINDS["disjoint"].columns)
+KEY = list(KINDS["disjoint"].key)
 
 #: The failure view judges the path sets the export writes: sps with this segment limit ...
 FAILURE_K = DEFAULT_K

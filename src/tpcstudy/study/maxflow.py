@@ -35,6 +35,7 @@ from ..paths import segment_limit
 from ..rules import check_links, check_rules
 from ..topology import prune
 from .executors import TaskExecutor
+from .kinds import KINDS
 from .maxflow_summary import (
     AGGREGATES,
     LEVEL,
@@ -61,13 +62,8 @@ __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study
            "improvement_draws", "median_interval", "paper_box", "paper_median", "AGGREGATES",
            "RESAMPLES", "LEVEL"]
 
-COLUMNS = [
-    "topology", "heavy", "seed", "model", "k", "subflows", "pairs", "value", "improvement",
-    "improvement_over_multipath", "used_paths_max", "iterations", "columns", "gap", "seconds",
-    "seconds_paths", "seconds_pricing", "seconds_lp", "nodes", "links", "edge_routers", "status",
-    "error",
-]
-KEY = ["topology", "heavy", "seed", "model", "k", "subflows"]
+COLUMNS = list(KINDS["maxflow"].columns)
+KEY = list(KINDS["maxflow"].key)
 #: Models the study solves unless told otherwise.
 DEFAULT_MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf")
 #: Subflows per pair of mptcp / sr+mptcp when none are given (SEMPER recommends 32).

@@ -37,6 +37,7 @@ from ..paths import segment_limit
 from ..rules import check_links, check_rules
 from ..unsplit import sr_unsplit
 from .executors import TaskExecutor
+from .kinds import KINDS
 from .provenance import write_meta
 from .store import ResultStore, cell_number, discard_results, folder_lock, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
@@ -46,10 +47,8 @@ __all__ = ["MLU_STUDY_MODELS", "GENERATED", "COLUMNS", "KEY", "MLUConfig", "dema
 
 #: The models of the study (``ecmp`` is always solved: the baseline of every reduction).
 MLU_STUDY_MODELS = ("ecmp", "multipath", "sr", "sr-unsplit", "mcf")
-COLUMNS = ["topology", "matrix", "seed", "model", "k", "demands", "volume", "mlu", "lambda",
-           "reduction", "lp_mlu", "gap", "bound", "gap_bound", "columns", "iterations", "seconds",
-           "nodes", "links", "status", "error"]
-KEY = ["topology", "seed", "model", "k"]
+COLUMNS = list(KINDS["mlu"].columns)
+KEY = list(KINDS["mlu"].key)
 
 
 @dataclasses.dataclass(frozen=True)

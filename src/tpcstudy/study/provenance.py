@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 from .._version import __version__, source_commit
 from ..errors import InputFileError, UsageError
 from ..io import atomic_write_text, read_bounded
+from .kinds import KINDS
 
 __all__ = ["environment", "write_meta", "read_meta"]
 
@@ -46,11 +47,7 @@ def _normalise(obj: Any) -> Any:
 
 def _rerun(kind: Optional[str]) -> str:
     """The command whose ``--overwrite`` starts a folder of this kind over."""
-    if kind in ("maxflow", "disjoint"):
-        return f"tpcstudy {kind} ..."
-    if kind == "mlu":
-        return "tpcstudy maxflow --objective mlu ..."
-    return "tpcstudy emulate ..." if kind else "the same command with"
+    return KINDS[kind].command if kind in KINDS else "the same command with"
 
 
 def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,

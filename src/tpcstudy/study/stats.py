@@ -16,6 +16,7 @@ from ..errors import TpcStudyError
 from ..io import read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..topology import Topology, prune
+from .kinds import KINDS
 from .store import Results
 
 __all__ = ["STATS_COLUMNS", "MAX_DEGREE_BIN", "topology_stats", "topo_stats",
@@ -25,11 +26,7 @@ __all__ = ["STATS_COLUMNS", "MAX_DEGREE_BIN", "topology_stats", "topo_stats",
 #: Figure 5c bins degrees 2..7, then ">= 8".
 MAX_DEGREE_BIN = 8
 
-STATS_COLUMNS = [
-    "name", "source", "nodes", "links", "raw_links", "pruned_nodes", "pruned_links", "edge_routers",
-    "core_routers", "min_degree", "max_degree", "mean_degree", "capacity_known_links",
-    "capacity_coverage", "capacity_rule", "weight_rule",
-]
+STATS_COLUMNS = list(KINDS["topo"].columns)
 
 
 def topology_stats(topo: Topology) -> Dict[str, Any]:

@@ -33,6 +33,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 from ..errors import InputFileError, UsageError
 from ..io import atomic_write_text, csv_cell, read_bounded, remove_dead_temporaries
+from .kinds import KINDS as _REGISTRY
+from .kinds import kind as _kind
 from .provenance import read_meta, write_meta
 
 __all__ = ["ResultStore", "read_results", "discard_results", "Results", "load_results",
@@ -82,10 +84,10 @@ def folder_lock(out_dir: Union[str, Path]) -> Iterator[Path]:
 class _Damaged(Exception):
     """A part file that cannot be read whole."""
 
-#: What a results folder or file can hold: topology statistics, one of the studies (maximum
-#: flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``).
-KINDS = ("topo", "maxflow", "disjoint", "mlu", "emulate-throughput", "emulate-failover",
-         "emulate-mptcp", "emulate-fault", "emulate-policies")
+#: What a results folder or file can hold (names; each kind's columns, summary and figure are in
+#: the registry :data:`tpcstudy.study.kinds.KINDS`): topology statistics, one of the studies
+#: (maximum flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``).
+KINDS = tuple(_REGISTRY)
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
                    "capacity_rule", "weight_rule", "policy", "slot_share", "matrix"}
 
@@ -337,7 +339,7 @@ class Results(List[Dict[str, Any]]):
     Attributes
     ----------
     kind
-        ``"topo"`` (topology statistics), ``"maxflow"`` or ``"disjoint"``.
+        One of :data:`KINDS` (``"topo"``: topology statistics, ``"maxflow"``, ...).
     meta
         The folder's ``meta.json`` (empty dict when there is none).
     source
@@ -347,9 +349,7 @@ class Results(List[Dict[str, Any]]):
     def __init__(self, rows: Iterable[Dict[str, Any]] = (), kind: str = "topo",
                  meta: Optional[Dict[str, Any]] = None, source: str = "") -> None:
         super().__init__(rows)
-        if kind not in KINDS:
-            raise UsageError(f"unknown result kind {kind!r}; choose from {', '.join(KINDS)}")
-        self.kind = kind
+        self.kind = _kind(kind).name
         self.meta = dict(meta or {})
         self.source = str(source)
 
@@ -411,12 +411,6 @@ def _read_csv(path: Path) -> Tuple[List[str], List[Dict[str, Any]]]:
     return columns, [{k: _convert(k, v) for k, v in r.items()} for r in raw]
 
 
-#: Columns a summary of the kind reads: a file without them is refused, not half-read.
-_REQUIRED: Dict[str, Tuple[str, ...]] = {"mlu": ("topology", "seed", "model", "k", "mlu")}
-#: Columns whose cells of an ``ok`` row must be numbers (or empty).
-_NUMERIC: Dict[str, Tuple[str, ...]] = {"mlu": ("mlu", "lambda", "reduction", "gap", "bound")}
-
-
 def _kind_of(columns: Iterable[str], meta: Mapping[str, Any]) -> Optional[str]:
     """The kind meta.json records, else (a bare CSV, or a folder written before the kind was
     recorded) what the config and columns say."""
@@ -431,14 +425,9 @@ def _kind_of(columns: Iterable[str], meta: Mapping[str, Any]) -> Optional[str]:
     if "models" in config:
         return "maxflow"
     cols = set(columns)
-    if {"model", "mlu", "reduction"} <= cols:
-        return "mlu"
-    if {"model", "improvement"} <= cols:
-        return "maxflow"
-    if {"method", "mean_paths"} <= cols:
-        return "disjoint"
-    if {"pruned_nodes", "pruned_links"} <= cols:
-        return "topo"
+    for k in _REGISTRY.values():
+        if k.sniff and set(k.sniff) <= cols:
+            return k.name
     return None
 
 
@@ -515,13 +504,14 @@ def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
     kind = _kind_of(columns, meta)
     if kind is None:
         raise InputFileError(f"{path}: not a tpcstudy result (columns {', '.join(columns[:8])}...: "
-                         "expected a maxflow or disjoint results.csv or a topo stats CSV)")
-    missing = [c for c in _REQUIRED.get(kind, ()) if c not in columns]
+                             "expected the results.csv of a tpcstudy study or emulation, with its "
+                             "meta.json, or a topo stats CSV)")
+    missing = [c for c in _REGISTRY[kind].required if c not in columns]
     if missing:
         raise InputFileError(f"{path}: the {kind} study's results.csv has no column "
                              f"{', '.join(missing)} (header: {', '.join(columns[:12])})")
     for line, r in enumerate(rows, start=2):  # the header is line 1
-        for c in _NUMERIC.get(kind, ()):
+        for c in _REGISTRY[kind].numeric:
             v = r.get(c)
             if (r.get("status") or "ok") == "ok" and v is not None and not isinstance(v, (int, float)):
                 raise InputFileError(f"{path}:{line}: column {c}: {v!r} is not a number")

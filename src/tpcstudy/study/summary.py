@@ -1,13 +1,14 @@
-"""One line of key numbers for any results (topology statistics or either study), beside the
-paper's: what ``tpcstudy plot`` and the notebooks print under a figure. The emulator's kinds
-are summarised by their experiments (:func:`tpcstudy.emulate.experiments.summary_line`)."""
+"""One line of key numbers for any results (topology statistics, a study or an emulation),
+beside the paper's: what ``tpcstudy plot``, ``tpcstudy show`` and the notebooks print under a
+figure. Which function summarises a kind is the registry's (:data:`.kinds.KINDS`)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Dict, Optional
 
-from . import disjoint, maxflow, mlu, stats
+from . import maxflow
+from .kinds import kind as kind_of
 from .store import STATUS, Results
 
 __all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows"]
@@ -17,13 +18,10 @@ def summary_line(results: Results, *, k: Optional[int] = None,
                  aggregate: str = "topology") -> str:
     """The summary line of ``results`` by its kind (``k``: the sr segment limit of a max-flow
     study, default 4, else the largest present; ``aggregate``: its medians')."""
+    line = kind_of(results.kind).summary_function()
     if results.kind == "maxflow":
-        return maxflow.summary_line(results, k=k, aggregate=aggregate)
-    if results.kind == "disjoint":
-        return disjoint.summary_line(results)
-    if results.kind == "mlu":
-        return mlu.summary_line(results)
-    return stats.summary_line(results)
+        return str(line(results, k=k, aggregate=aggregate))
+    return str(line(results))
 
 
 def summary_text(results: Results, *, aggregate: str = "topology",
@@ -31,14 +29,13 @@ def summary_text(results: Results, *, aggregate: str = "topology",
     """The summary the study's command printed when it finished, then its one-line summary
     beside the paper's (``tpcstudy show``; ``aggregate`` and ``k``: a max-flow study's)."""
     line = summary_line(results, k=k, aggregate=aggregate)
+    if kind_of(results.kind).emulated:
+        return line
+    mod = kind_of(results.kind).summary_module
     if results.kind == "maxflow":
-        return maxflow.format_summary(maxflow.summarize(results, aggregate=aggregate),
-                                      demands=bool(results.config.get("demands"))) + "\n" + line
-    if results.kind == "disjoint":
-        return disjoint.format_summary(disjoint.summarize(results)) + "\n" + line
-    if results.kind == "mlu":
-        return mlu.format_summary(mlu.summarize(results)) + "\n" + line
-    return stats.format_summary(stats.summarize(results)) + "\n" + line
+        return mod.format_summary(mod.summarize(results, aggregate=aggregate),
+                                  demands=bool(results.config.get("demands"))) + "\n" + line
+    return str(mod.format_summary(mod.summarize(results))) + "\n" + line
 
 
 def failed_rows(results: Results) -> int:
@@ -70,12 +67,8 @@ def summary_data(results: Results, *, k: Optional[int] = None,
                            "paper_q1": None if box is None else box[0],
                            "paper_q3": None if box is None else box[2]})
         out["summary"] = series
-    elif results.kind == "disjoint":
-        out["summary"] = disjoint.summarize(results)
-    elif results.kind == "mlu":
-        out["summary"] = mlu.summarize(results)
-    else:
-        out["summary"] = stats.summarize(results)
+    elif not kind_of(results.kind).emulated:
+        out["summary"] = kind_of(results.kind).summary_module.summarize(results)
     return plain(out)
 
 

@@ -13,31 +13,23 @@ one harness (:mod:`~.harness`: results folders, resume, one network per unit, al
 - :mod:`~.policies`: host path-selection policies on Poisson transfers between heavy pairs;
 - :mod:`~.twopaths`: the policies in the multihoming and changing-delay scenarios.
 
-:data:`KINDS` maps each results kind to its module (what ``tpcstudy plot`` summarises).
+Their results kinds (``emulate-*``) are listed, with their columns, summary and figure, in the
+one registry of kinds, :data:`tpcstudy.study.kinds.KINDS`.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
 from typing import Any, Sequence
 
-__all__ = ["KINDS", "experiment_module", "summary_line"]
+from ...study.kinds import KINDS as _ALL_KINDS
+from ...study.kinds import kind as _kind
 
-#: Results kind -> the module that writes it and its one-line summary function.
-KINDS = {"emulate-throughput": ("throughput", "summary_line"),
-         "emulate-failover": ("failover", "summary_line"),
-         "emulate-mptcp": ("semper", "summary_line"),
-         "emulate-fault": ("semper", "fault_summary_line"),
-         "emulate-policies": ("policies", "summary_line"),
-         "emulate-verify": ("verify", "summary_line")}
+__all__ = ["KINDS", "summary_line"]
 
-
-def experiment_module(kind: str) -> ModuleType:
-    """The experiment module of results kind ``kind``."""
-    return importlib.import_module(f".{KINDS[kind][0]}", __name__)
+#: The emulator's results kinds (names), from the registry.
+KINDS = tuple(k for k, v in _ALL_KINDS.items() if v.emulated)
 
 
 def summary_line(kind: str, rows: Sequence[Any]) -> str:
     """One line of key numbers for a results folder of an emulation kind."""
-    return str(getattr(experiment_module(kind), KINDS[kind][1])(rows))
+    return str(_kind(kind).summary_function()(rows))

@@ -44,6 +44,7 @@ from ...export import path_table
 from ...hostagent.loader import status
 from ...metrics import quantile_inf
 from ...paths import segment_ratios
+from ...study.kinds import KINDS
 from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Changer, Transfer, run_traffic
@@ -63,10 +64,8 @@ STRATEGIES = ("plain", "nrto", "timeout", "nrto-bpf")
 #: The strategies of a run: the last only with the BPF host agent (``--agent bpf``).
 SOCKET_STRATEGIES = STRATEGIES[:3]
 
-COLUMNS = ["scenario", "run", "draw", "strategy", "param", "seed", "source", "destination",
-           "failed_link", "slots", "recovery_s", "moved_s", "moves", "rto_ms", "link_mbps",
-           "pacing_mbps", "fail_after", "restore_after", "status", "error"]
-KEY = ["scenario", "run", "draw", "strategy"]
+COLUMNS = list(KINDS[KIND].columns)
+KEY = list(KINDS[KIND].key)
 #: Summarised over runs and draws per strategy as medians (a run that never recovered counts as
 #: infinitely long), strategies compared by run and draw.
 METRICS = (Metric("recovery_s", "median", label="recovery s"),

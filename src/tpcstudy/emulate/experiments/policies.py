@@ -50,6 +50,7 @@ from ...export import path_table
 from ...maxflow import max_flow
 from ...metrics import jain_index, quantile_inf
 from ...policies import make_policy, parse_policy
+from ...study.kinds import KINDS
 from ...study.tasks import Task
 from ..agent.client import Transfer, queue_watch, run_traffic
 from ..agent.protocol import PolicySpec
@@ -85,14 +86,8 @@ LIVE_POLICIES = ("ecmp", "random", "lp", "exp3", "ba-rtt", "ba-throughput", "que
 QUEUE_INTERVAL_MS = 100.0
 #: One column set for every policy scenario (zoo, multihoming, delay; a scenario leaves the
 #: others' columns empty): see this module's and :mod:`~tpcstudy.emulate.twopaths`' docstrings.
-COLUMNS = ["scenario", "heavy", "seed", "draw", "policy", "pairs", "paths", "k", "lp_value", "lp_equal",
-           "offered",
-           "goodput", "goodput_lp", "transfers", "completed", "fct_median", "fct_p90", "fct_p99",
-           "jain", "slot_share", "moves", "lp_unplaced", "load", "mean_bytes", "shape",
-           "aborted", "subflows_joined", "flows", "mmr", "std_mbps", "avgt_mbps", "burst_share",
-           "on_idle", "counts", "fcts",
-           "link_mbps", "warmup", "seconds", "drain", "cpu_busy", "status", "error"]
-KEY = ["scenario", "heavy", "seed", "draw", "policy"]
+COLUMNS = list(KINDS[KIND].columns)
+KEY = list(KINDS[KIND].key)
 #: Summarised over draws (``--repeat``) and compared by draw: the metrics that rank policies.
 #: An unfinished transfer makes a draw's FCT quantile infinite: FCTs are medians over draws
 #: (bootstrap intervals), where an infinite draw counts as the longest, not as incomparable.

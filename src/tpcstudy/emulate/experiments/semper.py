@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import EmulationError, UsageError
 from ...metrics import jain_index
+from ...study.kinds import KINDS
 from ...study.tasks import Task
 from ..agent.client import Changer, Transfer, run_traffic
 from ..network.handmade import Scenario, dumbbell
@@ -46,17 +47,13 @@ __all__ = ["Dumbbell", "Fault", "window_series", "path_use", "COLUMNS", "KEY", "
 KIND = "emulate-mptcp"
 #: Results kind of the fault test: one row per (strategy, 1 s window, seed).
 FAULT_KIND = "emulate-fault"
-COLUMNS = ["scenario", "paths", "hosts", "subflows", "seed", "draw", "lp_value", "model_value",
-           "measured", "ratio", "jain", "joined", "expected_joins", "link_mbps", "seconds",
-           "cpu_busy", "per_host", "path_use"]
-KEY = ["scenario", "paths", "hosts", "subflows", "seed", "draw"]
+COLUMNS = list(KINDS[KIND].columns)
+KEY = list(KINDS[KIND].key)
 #: The dumbbell over hash seeds and draws, per P and K.
 METRICS = (Metric("measured", label="measured"), Metric("ratio", label="meas/LP"),
            Metric("jain", label="Jain", bounds=SHARE), Metric("joined", label="joined", digits=1))
-FAULT_COLUMNS = ["scenario", "strategy", "second", "total", "jain", "failed", "per_host",
-                 "path_use", "paths", "hosts", "subflows", "timeout_ms", "fail_after",
-                 "link_mbps", "seed", "draw"]
-FAULT_KEY = ["scenario", "strategy", "seed", "draw", "second"]
+FAULT_COLUMNS = list(KINDS[FAULT_KIND].columns)
+FAULT_KEY = list(KINDS[FAULT_KIND].key)
 #: The fault test per draw (windows from 1 s after the start / after the failure), over seeds
 #: and draws per strategy.
 FAULT_METRICS = (Metric("before", label="before"), Metric("jain_before", label="Jain before", bounds=SHARE),

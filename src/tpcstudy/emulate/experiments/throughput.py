@@ -55,6 +55,7 @@ import numpy as np
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
 from ...maxflow import MaxFlowResult, max_flow
+from ...study.kinds import KINDS
 from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Transfer, run_traffic
@@ -105,21 +106,12 @@ SATURATED = 0.98
 #: Relative tolerance for "the balanced solution reaches the optimum".
 BALANCE_TOL = 1e-6
 
-COLUMNS = [
-    "scenario", "heavy", "seed", "draw", "model", "k", "pairs", "served_pairs", "connections", "paths",
-    "max_segments", "lp_value", "measured", "ratio", "ceiling", "data_share", "lp_gain",
-    "measured_gain",
-    "lp_solution", "link_mbps", "queue_ms", "warmup", "seconds", "failed_connections",
-    "starved_connections",
-    "retransmits", "cpu_busy", "routers", "links", "status", "error", "subflows_joined",
-    "subflows_expected", "subflows_stale", "mptcp_reinjected", "attempt", "predicted_cpu",
-    "settings",
-]
+COLUMNS = list(KINDS[KIND].columns)
 #: MPTCP's counters read around an ``mptcp:K`` run (``MPTcpExt`` in /proc/net/netstat): joins
 #: completed at the destinations; at the sources, subflows the scheduler marked stale (no
 #: progress for an RTO) and data re-sent on another subflow.
 MPTCP_COUNTERS = ("MPJoinAckRx", "SubflowStale", "MPTCPRetrans")
-KEY = ["scenario", "heavy", "seed", "draw", "model"]
+KEY = list(KINDS[KIND].key)
 #: Summarised over draws (``--repeat``); models compared by draw on goodput.
 METRICS = (Metric("ratio", label="measured/LP"), Metric("measured", label="measured"),
            Metric("ceiling", label="ceiling", bounds=SHARE),

@@ -55,6 +55,7 @@ from ...export.bpf import (
 from ...hostagent.bpffs import run_private
 from ...io import read_bounded, read_topology
 from ...paths import dag_arcs
+from ...study.kinds import KINDS
 from ...study.tasks import Task
 from ...topology import Topology, prune
 from ..network import kernel
@@ -68,10 +69,8 @@ __all__ = ["TablePath", "read_table", "probe_table", "check_maps", "MAP_ENTRIES"
 
 #: Results kind: one row per path probed and per map loaded.
 KIND = "emulate-verify"
-COLUMNS = ["check", "draw", "source", "destination", "prefix", "slot", "waypoints", "segments",
-           "probes", "delivered", "dag_arcs", "arcs_crossed", "off_dag_arcs", "variant", "map",
-           "value_size", "entries", "loaded", "identical", "status", "error"]
-KEY = ["check", "draw", "source", "prefix", "slot", "variant"]
+COLUMNS = list(KINDS[KIND].columns)
+KEY = list(KINDS[KIND].key)
 #: Most datagrams per path (each is a socket open at once in the source's namespace).
 MAX_PROBES = 64
 
