@@ -264,8 +264,8 @@ def test_array_argument_checks():
 
 
 def test_array_layer_takes_ids_not_names():
-    # Routers named "1", "0", "2" get ids 0, 1, 2: an integer is an id in the array layer,
-    # while the named layer resolves names first (Topology.index_of).
+    # Routers named "1", "0", "2" get ids 0, 1, 2: an integer is an id, a string a name (the one
+    # rule of Topology.index_of, docs/method.md §1; tests/test_node_ids.py checks every function).
     g = nx.Graph()
     g.add_nodes_from([1, 0, 2])
     g.add_edges_from([(1, 0), (0, 2)])

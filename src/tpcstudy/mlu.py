@@ -200,7 +200,7 @@ def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray,
             vol = math.nan
         if not math.isfinite(vol) or vol < 0:
             raise UsageError(f"demand {i}: volume {d[2]!r} is not a finite number >= 0")
-        a, b = _paths._id(topo, d[0]), _paths._id(topo, d[1])
+        a, b = topo.index_of(d[0]), topo.index_of(d[1])
         if vol > 0 and a != b:
             total[(a, b)] = total.get((a, b), 0.0) + vol
     return (np.asarray([a for a, _ in total], dtype=np.int32),

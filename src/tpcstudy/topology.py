@@ -185,12 +185,23 @@ class Topology:
         return np.flatnonzero(self.degree == 2).astype(np.int32)
 
     def index_of(self, node: Any) -> int:
-        """Id of a router given by name (or already by id)."""
+        """Id of a router: the package's one node-id rule (docs/method.md §1). An integer
+        (``int`` or a numpy integer, not ``bool``) is an id and is never looked up as a name;
+        anything else is a name (its ``str``), matched exactly.
+
+        Raises
+        ------
+        UsageError
+            An id out of range, or no router of that name (the message suggests near names).
+        """
+        if isinstance(node, (int, np.integer)) and not isinstance(node, (bool, np.bool_)):
+            if 0 <= int(node) < self.num_nodes:
+                return int(node)
+            raise UsageError(f"{int(node)} is not a router id of {self.name!r} "
+                             f"({self.num_nodes} routers: ids 0 to {self.num_nodes - 1})")
         key = str(node)
         if key in self._index:
             return self._index[key]
-        if isinstance(node, (int, np.integer)) and 0 <= int(node) < self.num_nodes:
-            return int(node)
         shown = key if len(key) <= 80 else key[:77] + "..."
         near = difflib.get_close_matches(key[:200], self._index, n=3)
         raise UsageError(f"topology {self.name!r} has no router {shown!r}"

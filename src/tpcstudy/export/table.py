@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import ipaddress
+import numbers
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -195,12 +196,19 @@ def read_pairs(path: PathLike, topo: Topology) -> List[Tuple[str, str]]:
 
 
 def check_pair(topo: Topology, s: Any, d: Any, where: str) -> Tuple[str, str]:
-    known = set(topo.names)
+    """The names of a pair given by router names or ids (the one rule of
+    :meth:`Topology.index_of`)."""
+    ids = []
     for r in (s, d):
-        if str(r) not in known:
+        try:
+            ids.append(topo.index_of(r))
+        except UsageError as exc:
+            if isinstance(r, numbers.Integral) and not isinstance(r, bool):
+                raise UsageError(f"{where}: {exc}") from None
             raise UsageError(f"{where}: router {str(r)!r} is not in topology {topo.name!r} after "
                              f"pruning (unknown, or removed with the routers outside the 2-core's "
-                             f"largest component)")
-    if str(s) == str(d):
-        raise UsageError(f"{where}: source and destination are the same router {str(s)!r}")
-    return str(s), str(d)
+                             f"largest component)") from None
+    names = (topo.names[ids[0]], topo.names[ids[1]])
+    if ids[0] == ids[1]:
+        raise UsageError(f"{where}: source and destination are the same router {names[0]!r}")
+    return names

@@ -191,16 +191,7 @@ def _pairs(topo: Topology, sources: Any, targets: Any) -> Tuple[np.ndarray, np.n
 
 
 def _node(topo: Topology, node: Any) -> int:
-    return topo.index_of(node)
-
-
-def _id(topo: Topology, node: Any) -> int:
-    """Array layer: an integer is a router id (never looked up as a name); anything else a name."""
-    if isinstance(node, (int, np.integer)) and not isinstance(node, bool):
-        if 0 <= int(node) < topo.num_nodes:
-            return int(node)
-        raise UsageError(f"{int(node)} is not a router id of {topo.name!r} "
-                         f"({topo.num_nodes} routers)")
+    """A router by id or name: the one rule of :meth:`Topology.index_of` (docs/method.md §1)."""
     return topo.index_of(node)
 
 
@@ -220,7 +211,7 @@ def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
     numpy.ndarray
         float64, shape ``(n,)``; ``inf`` where a router is unreachable.
     """
-    return np.asarray(_core.distances_from(topo.graph, _id(topo, source)))
+    return np.asarray(_core.distances_from(topo.graph, _node(topo, source)))
 
 
 def distance_matrix(topo: Topology, *, threads: int = 0) -> np.ndarray:
@@ -248,7 +239,7 @@ def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
     numpy.ndarray
         int32 arc ids, sorted; empty when ``source == target`` or ``target`` is unreachable.
     """
-    return np.asarray(_core.dag_arcs(topo.graph, _id(topo, source), _id(topo, target)))
+    return np.asarray(_core.dag_arcs(topo.graph, _node(topo, source), _node(topo, target)))
 
 
 def segment_ratios(topo: Topology, sources: np.ndarray, targets: np.ndarray, *,

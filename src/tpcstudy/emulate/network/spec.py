@@ -150,7 +150,7 @@ class NetworkSpec:
         return [r.netns for r in self.routers]
 
     def router(self, name_or_id: Union[str, int]) -> Router:
-        i = name_or_id if isinstance(name_or_id, int) else self.topology.index_of(name_or_id)
+        i = self.topology.index_of(name_or_id)
         return self.routers[i]
 
     def interface_of_arc(self, arc: int) -> Interface:
