@@ -278,9 +278,9 @@ def _load_pinned(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: byt
                  jot: Any) -> None:
     """Steps 3 and 4 on the machine's bpffs, in our own folder."""
     maps_dir = f"{prog_dir}/maps"
-    os.makedirs(os.path.dirname(prog_dir), exist_ok=True)  # the agents' root: shared
     inst.pin_dir = prog_dir
     jot()
+    os.makedirs(os.path.dirname(prog_dir), exist_ok=True)  # the agents' root: shared
     os.mkdir(prog_dir)
     inst.pin_dir_ino = os.stat(prog_dir).st_ino
     jot()
@@ -473,14 +473,19 @@ def unload(inst: Install) -> List[str]:
         for m in (*set(LAYOUTS.values()), *OWN_MAPS):
             if _unpin(f"{d}/maps/{m}", "map", (m,)):
                 done.append(f"{d}/maps/{m}")
-        for folder in (f"{d}/maps", d, os.path.dirname(d)):
-            if folder == os.path.dirname(d) and folder != DEFAULT_PINS:
-                break  # only the agents' own root goes when it is empty
+        for folder in (f"{d}/maps", d):
             try:
                 os.rmdir(folder)
                 done.append(folder)
+            except FileNotFoundError:
+                continue
             except OSError:
-                break
+                break  # something not ours in it: left
+    if inst.pin_dir and os.path.dirname(inst.pin_dir) == DEFAULT_PINS:
+        try:
+            os.rmdir(DEFAULT_PINS)  # the agents' own root, when no agent is left in it
+        except OSError:
+            pass
     return done
 
 
