@@ -19,9 +19,11 @@ from tpcstudy.hostagent import loader
 def _record(**over):
     doc = {"name": "h1", "host": "Chicago", "table": "/t", "variant": "n_rto",
            "value_size": 1556, "entries": 4, "policy": "first", "mtu": 1500,
-           "cgroup": str(loader.CGROUP_ROOT / "tpc" / "h1"), "cgroup_created": True,
+           "cgroup": str(loader.CGROUP_ROOT / "tpc" / "h1"), "state": "loaded",
+           "cgroups_created": [[str(loader.CGROUP_ROOT / "tpc" / "h1"), 1234]],
            "netns": None, "interfaces": ["eth0"], "clsact_created": ["eth0"], "private": False,
-           "pins": ["/sys/fs/bpf/tpcstudy/h1/tpc_sockops"], "dirs": ["/sys/fs/bpf/tpcstudy/h1"],
+           "pin_dir": "/sys/fs/bpf/tpcstudy/h1", "pin_dir_ino": 77,
+           "filters": [{"dev": "eth0", "handle": 1}],
            "prog_ids": {"tpc_sockops": 7, "tpc_egress": 8}, "map_ids": {"dest_map": 9}}
     doc.update(over)
     return doc
@@ -31,8 +33,15 @@ def test_install_records_round_trip_and_refusals():
     inst = loader.Install.from_json(_record(), "r.json")
     assert loader.Install.from_json(json.loads(json.dumps(inst.to_json())), "x") == inst
     bad = [({"prog_ids": {"tpc_sockops": -1}}, "non-id"),
-           ({"pins": ["/etc/passwd"]}, "not under /sys/fs/bpf"),
-           ({"pins": ["/sys/fs/bpf/../../etc/x"]}, "not under /sys/fs/bpf"),
+           ({"pin_dir": "/etc/h1"}, "is not /sys/fs/bpf/.../h1"),
+           ({"pin_dir": "/sys/fs/bpf/../../etc/h1"}, "is not /sys/fs/bpf"),
+           ({"pin_dir": "/sys/fs/bpf/othertool"}, "is not /sys/fs/bpf/.../h1"),
+           ({"cgroups_created": [["/etc", 1]]}, "not under"),
+           ({"filters": [{"dev": "eth0", "handle": -1}]}, "filters holds"),
+           ({"interfaces": ["../x"]}, "interface"),
+           ({"state": "odd"}, "state"),
+           ({"name": "../x"}, "agent name"),
+           ({"surprise": 1}, "unknown field"),
            ({"cgroup": "/etc"}, "not under"),
            ({"cgroup": str(loader.CGROUP_ROOT)}, "root cgroup"),
            ({"mtu": "1500"}, "mtu is not an integer"),
@@ -41,8 +50,8 @@ def test_install_records_round_trip_and_refusals():
         with pytest.raises(UsageError, match=words):
             loader.Install.from_json(_record(**over), "r.json")
     doc = _record()
-    del doc["pins"]
-    with pytest.raises(UsageError, match="without 'pins'"):
+    del doc["host"]
+    with pytest.raises(UsageError, match="without 'host'"):
         loader.Install.from_json(doc, "r.json")
 
 

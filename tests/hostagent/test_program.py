@@ -34,10 +34,14 @@ def test_layouts_are_the_exported_variants():
 
 def test_own_maps_match_the_c_structs():
     assert M.CONN_KEY.size == 36  # struct conn_key: 2 x 16 + 2 x 2
-    assert M.CONN_VALUE.size == 208  # struct conn: 4 x 4 + 8 + 16 + 168
-    assert M.CONFIG.size == 24
+    assert M.CONN_VALUE.size == 224  # struct conn: 4 x 4 + 8 + 16 + 168 + 4 x 4
+    assert M.CONFIG.size == 32
     cfg = M.config_bytes(M.parse_policy("weighted:0.25", nrto=3), mtu=1500, max_srh=56)
-    assert struct.unpack("<6I", cfg) == (2, 0, 1 << 18, 3, 1500, 56)
+    assert struct.unpack("<8I", cfg) == (2, 0, 1 << 18, 3, 1500, 56, 0, 0)
+    cfg = M.config_bytes(M.parse_policy("first"), mtu=1500, max_srh=56, on_update="keep")
+    assert struct.unpack("<8I", cfg)[6] == 1
+    with pytest.raises(Exception, match="on-update"):
+        M.config_bytes(M.parse_policy("first"), mtu=1500, max_srh=56, on_update="later")
     assert M.parse_policy("slot:3").slot == 3 and M.parse_policy("wrr").kind == "wrr"
     for bad in ("slot:9", "slot:x", "weighted:2", "fastest", "first:1"):
         with pytest.raises(Exception, match="slot|gamma|policy|choose"):
@@ -46,8 +50,9 @@ def test_own_maps_match_the_c_structs():
     assert key[32:] == bytes.fromhex("9c40 1451")  # ports in network order
     field = srh_bytes(["fc00::a", "fc00::b"])
     val = M.conn_value(field, slot=2)
-    ln, slot, moves, kernel, dkey, first, srh = M.CONN_VALUE.unpack(val)
+    ln, slot, moves, kernel, dkey, first, srh, gen, room, stale, _ = M.CONN_VALUE.unpack(val)
     assert (ln, slot, kernel) == (len(field), 2, 0)
+    assert (gen, room, stale) == (0, len(field), 0)
     assert first == ipaddress.IPv6Address("fc00::a").packed  # segments[n]: the first visited
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, Dict
 
 from ..errors import UsageError
 from .options import RawHelp
@@ -22,7 +23,9 @@ egress program that inserts it into every packet and routes the packet to its fi
 
   tpcstudy agent check                                   what this machine lacks
   tpcstudy agent load --table DIR --host NAME --cgroup PATH [--policy P] [--nrto N]
-  tpcstudy agent status [NAME] [--json]                  counters, connections per path
+  tpcstudy agent status [NAME] [--json]                  counters, connections per path, table
+  tpcstudy agent update NAME --table DIR [--on-update repath|keep]
+                                                         a new table swapped in atomically
   tpcstudy agent unload NAME                             removes exactly what load created
 """
 
@@ -56,7 +59,20 @@ def register(sub: Any) -> None:
     ld.add_argument("--mtu", type=int, default=None,
                     help="MTU the SRH room is computed from (default: the interfaces')")
     ld.add_argument("--name", default=None, help="the install's name (default: the host)")
+    ld.add_argument("--on-update", default="repath", choices=("repath", "keep"),
+                    help="after 'agent update', a connection whose path the new table removed "
+                         "moves to its entry's first valid path at once (repath) or at its "
+                         "next RTO (keep) (default repath)")
     ld.set_defaults(func=cmd_load)
+    up = acts.add_parser("update", help="swap a new table in while the programs stay attached")
+    up.add_argument("name")
+    up.add_argument("--table", required=True, metavar="DIR",
+                    help="a folder written by 'tpcstudy export --format bpf'")
+    up.add_argument("--host", default=None, help="its source router (default: the loaded one)")
+    up.add_argument("--on-update", default=None, choices=("repath", "keep"),
+                    help="connections whose path the new table removes (default: as loaded)")
+    up.add_argument("--json", action="store_true", help="one JSON object")
+    up.set_defaults(func=cmd_update)
     st = acts.add_parser("status", help="counters and connections per destination and path")
     st.add_argument("name", nargs="?", help="an install (default: every one)")
     st.add_argument("--json", action="store_true", help="one JSON object")
@@ -82,14 +98,12 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     policy = parse_policy(args.policy, nrto=args.nrto)
     name = args.name or args.host.replace(" ", "_")
-    if name in loader.saved_names():
-        raise UsageError(f"an agent named {name!r} is loaded already: unload it first, or "
-                         f"give --name")
     ifaces = [x.strip() for x in args.interfaces.split(",") if x.strip()] if args.interfaces \
         else None
     inst = loader.load(args.table, args.host, args.cgroup, policy=policy, netns=args.netns,
-                       interfaces=ifaces, mtu=args.mtu, name=name)
-    path = loader.save(inst)
+                       interfaces=ifaces, mtu=args.mtu, name=name, on_update=args.on_update,
+                       keep_record=True)
+    path = loader.state_dir() / f"{inst.name}.json"
     print(f"{inst.name}: {inst.entries} destinations ({inst.variant}, {inst.value_size}-byte "
           f"values) for {inst.host}; policy {inst.policy}; sockops on {inst.cgroup}; tc egress "
           f"on {', '.join(inst.interfaces)}{' in ' + inst.netns if inst.netns else ''}; "
@@ -99,26 +113,106 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..errors import TpcStudyError
     from ..hostagent import loader
 
     names = [args.name] if args.name else loader.saved_names()
-    out = {}
+    out: Dict[str, Any] = {}
+    broken = 0
     for n in names:
-        inst = loader.read_saved(n)
-        out[n] = dict(loader.status(inst), host=inst.host, policy=inst.policy,
-                      cgroup=inst.cgroup)
+        try:
+            inst = loader.read_saved(n)
+        except TpcStudyError as exc:
+            if args.name:
+                raise
+            out[n] = {"error": str(exc)}  # one broken record does not hide the others
+            broken += 1
+            continue
+        base = {"host": inst.host, "policy": inst.policy, "cgroup": inst.cgroup,
+                "state": inst.state}
+        if inst.state != "loaded":
+            alive = _alive(inst.pid)
+            out[n] = dict(base, error=f"load {'running' if alive else 'interrupted'} (pid "
+                                      f"{inst.pid})" + ("" if alive else
+                                                        f": tpcstudy agent unload {n}"))
+            broken += 0 if alive else 1
+            continue
+        try:
+            out[n] = dict(loader.status(inst), **base)
+        except TpcStudyError as exc:
+            out[n] = dict(base, error=str(exc))
+            broken += 1
     if args.json:
         json.dump(out, sys.stdout, indent=1)
         print()
-        return 0
+        return 1 if broken else 0
     if not out:
         print("no agent loaded")
     for n, s in out.items():
+        if "error" in s:
+            print(f"{n}: {s['error']}")
+            continue
         c = s["counters"]
-        print(f"{n} ({s['host']}, {s['entries']} destinations, policy {s['policy']}): "
+        swapped = (f", swapped in {s['swapped_at']} in {s['swap_ms']:.3f} ms (update "
+                   f"{s['update_ms']:.2f} ms)" if s.get("swapped_at") else "")
+        print(f"{n} ({s['host']}, {s['entries']} destinations, policy {s['policy']}, table "
+              f"generation {s['generation']}{swapped}): "
               + ", ".join(f"{k} {v}" for k, v in c.items() if v))
         for prefix, slot, count in s["slots"]:
             print(f"  {prefix} slot {slot}: {count} connections")
+    return 1 if broken else 0
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    import time
+
+    from ..hostagent import loader
+    from ..hostagent.update import diff_tables, read_current, swap_table
+
+    inst = loader.read_saved(args.name)
+    if inst.state != "loaded":
+        raise UsageError(f"agent {inst.name!r} is not loaded (state {inst.state}): unload it")
+    t0 = time.perf_counter()
+    variant, records = loader.read_table(args.table, args.host or inst.host)
+    if variant != inst.variant:
+        from ..export import VARIANTS
+
+        if VARIANTS[variant].value_size != inst.value_size:
+            raise UsageError(f"{args.table}: the {variant} layout ({VARIANTS[variant].value_size}"
+                             f"-byte values); agent {inst.name} was loaded with {inst.variant} "
+                             f"({inst.value_size} bytes): unload and load")
+    read_ms = (time.perf_counter() - t0) * 1e3
+    diff = diff_tables(read_current(inst), records)
+    up = swap_table(inst, records, on_update=args.on_update)
+    inst.table = str(args.table)
+    loader.save(inst)
+    doc = {"name": inst.name, "generation": up.generation, "swapped_at": inst.swapped_at,
+           "swap_ms": up.swap_ms, "update_ms": up.update_ms, "read_ms": read_ms,
+           "entries": len(records), "old_table_id": up.old_id, "new_table_id": up.new_id,
+           "diff": {"added": len(diff.added), "removed": len(diff.removed),
+                    "changed": len(diff.changed), "unchanged": diff.unchanged,
+                    "paths_kept": diff.slots_kept, "paths_moved": diff.slots_moved},
+           "on_update": inst.on_update}
+    if args.json:
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"{inst.name}: table generation {up.generation} swapped in at {inst.swapped_at}: "
+          f"swap {up.swap_ms:.3f} ms, update {up.update_ms:.2f} ms (read and checked in "
+          f"{read_ms:.1f} ms); {len(records)} destinations: {diff.summary()}; connections on a "
+          f"removed path: {inst.on_update}")
     return 0
 
 
@@ -126,6 +220,8 @@ def cmd_unload(args: argparse.Namespace) -> int:
     from ..hostagent import loader
 
     inst = loader.read_saved(args.name)
+    if inst.state == "loading" and inst.pid != os.getpid() and _alive(inst.pid):
+        raise UsageError(f"agent {inst.name!r} is being loaded (pid {inst.pid}): wait for it")
     done = loader.unload(inst)
     loader.forget(inst.name)
     print(f"{inst.name}: removed " + (", ".join(done) if done else "nothing (already gone)"))

@@ -6,13 +6,16 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from ..errors import ExportError, PlanError
 from ..io import read_bounded
 from .addressing import AddressPlan, read_plan
 from .bpf import BIN_MAGIC, MAX_TABLE_FILE, records_of_batch, records_of_binary
-from .layout import KEY_SIZE, decode_value
+from .layout import KEY_SIZE, VARIANTS, decode_value
+
+#: Entries of the agent's destination map (docs/srh-map.md §1).
+MAP_ENTRIES = 1024
 
 __all__ = ["inspect_file", "format_inspection"]
 
@@ -105,7 +108,22 @@ def inspect_file(path: PathLike, *, plan: Any = None) -> Dict[str, Any]:
             "weights": d.weights, "last_srtt": d.last_srtt, "problems": problems})
     src_loop = head["source_loopback"]
     source = name(ipaddress.IPv6Address(src_loop)) if src_loop else None
-    return {"file": str(p), **head, "source": source, "entries": entries}
+    return {"file": str(p), **head, "source": source, "entries": entries,
+            "problems": _file_problems(head, len(recs))}
+
+
+def _file_problems(head: Dict[str, Any], n: int) -> List[str]:
+    """What makes the whole file unusable by the agent: more entries than its map holds, a map
+    name (pin path) that is not the variant's map."""
+    out = []
+    want = VARIANTS[head["variant"]]
+    if n > MAP_ENTRIES:
+        out.append(f"{n} entries: the agent's {want.map_name} holds {MAP_ENTRIES}")
+    for pin in str(head.get("map", "")).split(", "):
+        if pin and os.path.basename(pin) != want.map_name:
+            out.append(f"map {pin[:80]!r} is not the {want.name} layout's {want.map_name!r} "
+                       f"(the agent reads only that map)")
+    return out
 
 
 def format_inspection(result: Dict[str, Any]) -> str:
@@ -129,4 +147,6 @@ def format_inspection(result: Dict[str, Any]) -> str:
                             if e["last_srtt"] else ""))
         for prob in e["problems"]:
             lines.append(f"  problem: {prob}")
+    for prob in result.get("problems", []):
+        lines.append(f"problem: {prob}")
     return "\n".join(lines) + "\n"

@@ -34,8 +34,40 @@ check_pin = bpffs_pin
 
 #: Steps that are not a tool: ``mkdir PATH`` (under the bpffs), ``netns NAME`` (the steps after
 #: it run inside that network namespace: ``tc -n`` would remount ``/sys`` and lose the bpffs
-#: pins), ``expect-value-size PIN N`` (stop unless the map pinned at PIN has N-byte values).
-ACTIONS = ("mkdir", "netns", "expect-value-size")
+#: pins), ``expect-value-size PIN N`` (stop unless the map pinned at PIN has N-byte values),
+#: ``fill PIN HEX`` (write the records HEX, keys and values of the map's sizes back to back, into
+#: the map pinned at PIN in one ``bpf(BPF_MAP_UPDATE_BATCH)``: no file, no command line).
+ACTIONS = ("mkdir", "netns", "expect-value-size", "fill")
+
+
+def _die_with_parent() -> None:
+    """In a tool's child process: killed when the agent's process dies (a SIGKILL during a
+    load leaves no bpftool pinning after it)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
+def fill(pin: str, data: bytes) -> int:
+    """Write ``data`` (records of the pinned map's key and value sizes, back to back) into the
+    map pinned at ``pin``; the count written."""
+    from . import bpfsys
+
+    with bpfsys.obj_get(check_pin(pin)) as fd:
+        info = bpfsys.map_info(fd)
+        ks, vs = int(info["key_size"]), int(info["value_size"])
+        if len(data) % (ks + vs):
+            raise HostAgentError(f"map {pin}: {len(data)} bytes are not whole {ks}+{vs}-byte "
+                                 f"records")
+        recs = [(data[i:i + ks], data[i + ks:i + ks + vs]) for i in range(0, len(data), ks + vs)]
+        try:
+            return bpfsys.update_batch(fd, recs)
+        except OSError as exc:
+            raise HostAgentError(f"map {pin}: writing {len(recs)} entries: {exc.strerror}"
+                                 ) from None
 
 
 def _check(steps: Sequence[Sequence[str]]) -> List[List[str]]:
@@ -90,8 +122,12 @@ def _run_in(steps: List[List[str]]) -> List[str]:
             _expect_value_size(st[1], st[2])
             outs.append("")
             continue
+        if st[0] == "fill":
+            outs.append(str(fill(st[1], bytes.fromhex(st[2]))))
+            continue
         try:
-            r = subprocess.run(st, capture_output=True, text=True, timeout=300)
+            r = subprocess.run(st, capture_output=True, text=True, timeout=300,
+                               preexec_fn=_die_with_parent)
         except FileNotFoundError:
             raise HostAgentError(f"{st[0]} not found (Debian: apt-get install "
                                  f"{'bpftool' if st[0] == 'bpftool' else 'iproute2'})") from None
@@ -118,7 +154,7 @@ def run_steps(steps: Sequence[Sequence[str]], *, private: bool = False,
             __name__]
     try:
         p = subprocess.run(argv, input=json.dumps(checked), capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, preexec_fn=_die_with_parent)
     except FileNotFoundError:
         raise HostAgentError("unshare not found: install util-linux") from None
     if p.returncode != 0:

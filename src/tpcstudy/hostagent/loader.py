@@ -3,129 +3,76 @@
 :func:`load` takes a folder written by ``tpcstudy export --format bpf`` and a source router
 (the host), and installs, in this order, stopping before anything is attached if a step fails:
 
-1. the host's batch file, copied into a private folder and checked there (every line a ``map
-   update pinned`` of one pin path under ``/sys/fs/bpf/``, at most 1024 entries, no key twice);
-2. the object of the table's layout (:func:`~.program.object_for`), loaded with everything
-   pinned in a folder of its own (``<pins>/NAME/``: the programs, ``maps/``), the destination
-   map checked to have the table's value size and pinned again at the path the batch file
-   names;
-3. the batch file itself, unchanged, into that map (``bpftool batch file``); the load-time
-   policy and the MTU into ``tpc_config``;
-4. the sockops program attached to the host's cgroup v2 (created if it does not exist), the tc
-   program to the egress of each of its interfaces (a ``clsact`` qdisc added where there is
-   none), inside its network namespace when it has one.
+1. the host's batch file, read (bounded) and checked: every line a ``map update pinned`` of the
+   layout's map, at most 1024 entries, no key twice;
+2. the cgroup (and any missing parent), created if missing;
+3. the object of the table's layout (:func:`~.program.object_for`), loaded with everything
+   pinned in a folder of its own (``<pins>/NAME/``: the programs, ``maps/``): nothing is pinned
+   outside it, so two agents never share a pin; the table map is the first inner map of
+   ``tpc_tables`` (map-in-map: :mod:`~.update` swaps a whole new table in with one update);
+4. the records into the table (one ``bpf(BPF_MAP_UPDATE_BATCH)``), the policy and the MTU
+   into ``tpc_config``, generation 1 into ``tpc_gen``;
+5. the sockops program attached to the cgroup, the tc program to the egress of each interface
+   (a ``clsact`` qdisc added where there is none) under a filter handle of its own, inside the
+   host's network namespace when it has one.
 
-Every step is an argument vector (``bpftool``, ``tc``); nothing goes through a shell. What was
-created is returned as an :class:`Install`, kept as JSON in ``/run/tpcstudy/agent/NAME.json``
-by ``tpcstudy agent load``; :func:`unload` removes exactly that. With ``private=True`` (the
-emulator: many hosts on one machine, each with the same pin paths) the pins live in a private
-bpffs that vanishes when loading ends: the attached programs and their maps stay (found by
-id), and go when the cgroup and the interfaces are removed.
+With ``keep_record=True`` (``tpcstudy agent load``) the install record
+(:mod:`~.record`) is created before step 2 and written before and after each step that creates
+something, so a load killed at any point can be unloaded. :func:`unload` removes what the
+record names, each object checked to be the one this agent made (by inode, program id or pinned
+object's name); a failed load undoes itself the same way. With ``private=True`` (the emulator:
+many hosts on one machine) the pins live in a private bpffs that vanishes when loading ends: the
+attached programs and their maps stay (found by id), and go with the emulator's cgroups and
+namespaces.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
+import stat
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import HostAgentError, InputFileError, UsageError
+from ..errors import HostAgentError, UsageError
 from ..export import VARIANTS
-from ..export.bpf import copy_batch, read_index
+from ..export.bpf import MAX_TABLE_FILE, bpffs_pin, read_index, records_of_batch
 from ..export.layout import SLOT_SIZE, SLOTS_OFFSET
 from ..linux import CGROUP_ROOT
+from . import bpfsys
 from . import maps as M
-from .bpffs import run_steps
+from .bpffs import fill, run_steps
 from .program import LAYOUTS, object_for
+from .record import (
+    DEFAULT_PINS,
+    Install,
+    cgroup_path,
+    check_cgroup,
+    create,
+    forget,
+    name_ok,
+    read_saved,
+    save,
+    saved_names,
+    state_dir,
+)
 
 __all__ = ["Install", "load", "unload", "status", "host_interfaces", "table_source",
            "DEFAULT_PINS", "MAP_ENTRIES", "cgroup_path", "check", "save", "read_saved",
-           "saved_names", "state_dir", "forget", "reconfigure"]
+           "saved_names", "state_dir", "forget", "reconfigure", "read_table", "PROGRAMS",
+           "OWN_MAPS"]
 
-#: Where ``tpcstudy agent load`` pins its programs on a real host (one folder per name).
-DEFAULT_PINS = "/sys/fs/bpf/tpcstudy"
 MAP_ENTRIES = 1024
-_OUR_MAPS = ("tpc_config", "tpc_conns", "tpc_stats", "tpc_slot_use", "tpc_wrr", "tpc_scratch",
-             "tpc_pkt_srh")
-
-
-@dataclasses.dataclass
-class Install:
-    """What :func:`load` created (all of it, nothing else: :func:`unload` removes exactly it)."""
-
-    name: str
-    host: str
-    table: str
-    variant: str
-    value_size: int
-    entries: int
-    policy: str
-    mtu: int
-    cgroup: str
-    cgroup_created: bool
-    netns: Optional[str]
-    interfaces: List[str]
-    clsact_created: List[str]
-    private: bool
-    pins: List[str]
-    dirs: List[str]
-    prog_ids: Dict[str, int]
-    map_ids: Dict[str, int]
-
-    def to_json(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: Any, where: str) -> "Install":
-        """An install record read back (data: every field checked)."""
-        if not isinstance(doc, dict):
-            raise UsageError(f"{where}: not an install record")
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        missing = sorted(set(fields) - set(doc))
-        if missing:
-            raise UsageError(f"{where}: install record without {missing[0]!r}")
-        kinds = {"name": str, "host": str, "table": str, "variant": str, "value_size": int,
-                 "entries": int, "policy": str, "mtu": int, "cgroup": str,
-                 "cgroup_created": bool, "interfaces": list, "clsact_created": list,
-                 "private": bool, "pins": list, "dirs": list, "prog_ids": dict,
-                 "map_ids": dict}
-        said = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
-                dict: "an object"}
-        for k, t in kinds.items():
-            if not isinstance(doc[k], t) or (t is int and isinstance(doc[k], bool)):
-                raise UsageError(f"{where}: {k} is not {said[t]}")
-        if doc["netns"] is not None and not isinstance(doc["netns"], str):
-            raise UsageError(f"{where}: netns is not a name")
-        for k in ("prog_ids", "map_ids"):
-            if not all(isinstance(v, int) and v > 0 for v in doc[k].values()):
-                raise UsageError(f"{where}: {k} holds a non-id")
-        for p in doc["pins"] + doc["dirs"]:
-            if not (isinstance(p, str) and p.startswith("/sys/fs/bpf/") and ".." not in p):
-                raise UsageError(f"{where}: pin {str(p)[:80]!r} is not under /sys/fs/bpf/")
-        _check_cgroup(doc["cgroup"], where)
-        return cls(**{k: doc[k] for k in fields})
-
-
-def cgroup_path(cgroup: str) -> Path:
-    """``cgroup`` as a folder of the cgroup v2 hierarchy (relative paths from its root)."""
-    p = Path(cgroup)
-    return p if p.is_absolute() else CGROUP_ROOT / p
-
-
-def _check_cgroup(cgroup: str, where: str = "--cgroup") -> Path:
-    p = cgroup_path(cgroup)
-    try:
-        rel = p.resolve(strict=False).relative_to(CGROUP_ROOT)
-    except ValueError:
-        raise UsageError(f"{where}: {cgroup!r} is not under {CGROUP_ROOT}") from None
-    if not rel.parts:
-        raise UsageError(f"{where}: not the root cgroup (every process of the machine)")
-    return p
+#: The programs and this agent's own maps (besides the table), as pinned and as named.
+PROGRAMS = ("tpc_sockops", "tpc_egress", "tpc_probe")
+OWN_MAPS = ("tpc_config", "tpc_conns", "tpc_stats", "tpc_slot_use", "tpc_wrr", "tpc_scratch",
+            "tpc_pkt_srh", "tpc_tables", "tpc_gen")
+_OUR_MAPS = OWN_MAPS
+#: tc filter priority of the egress program (each agent under its own handle).
+PREF = 49
+_check_cgroup = check_cgroup
 
 
 def host_interfaces(netns: Optional[str] = None) -> List[Tuple[str, int]]:
@@ -146,12 +93,42 @@ def host_interfaces(netns: Optional[str] = None) -> List[Tuple[str, int]]:
     return out
 
 
-def _qdiscs(netns: Optional[str], dev: str) -> List[str]:
-    argv = ["tc", "-j"] + (["-n", netns] if netns else []) + ["qdisc", "show", "dev", dev]
+def _tc_json(netns: Optional[str], *args: str) -> List[Dict[str, Any]]:
+    argv = ["tc", "-j"] + (["-n", netns] if netns else []) + list(args)
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         raise HostAgentError(f"{' '.join(argv)}: {r.stderr.strip()[-200:]}")
-    return [str(q.get("kind")) for q in json.loads(r.stdout or "[]")]
+    try:
+        out = json.loads(r.stdout or "[]")
+    except ValueError:
+        return []
+    return out if isinstance(out, list) else []
+
+
+def _qdiscs(netns: Optional[str], dev: str) -> List[str]:
+    return [str(q.get("kind")) for q in _tc_json(netns, "qdisc", "show", "dev", dev)]
+
+
+def _filters(netns: Optional[str], dev: str, where: str = "egress") -> List[Dict[str, Any]]:
+    """The bpf filters of ``dev``'s ``where`` hook: pref, handle, program id and name."""
+    out = []
+    for f in _tc_json(netns, "filter", "show", "dev", dev, where):
+        opt = f.get("options")
+        if not isinstance(opt, dict):
+            continue
+        try:
+            handle = int(str(opt.get("handle", "0")), 16)
+        except ValueError:
+            continue
+        prog = opt.get("prog") or {}
+        out.append({"pref": f.get("pref"), "kind": f.get("kind"), "handle": handle,
+                    "prog_id": prog.get("id"), "prog_name": prog.get("name")})
+    return out
+
+
+def _free_handle(netns: Optional[str], dev: str) -> int:
+    used = {f["handle"] for f in _filters(netns, dev) if f["pref"] == PREF}
+    return next(h for h in range(1, len(used) + 2) if h not in used)
 
 
 def table_source(table: Path, host: str) -> Tuple[Path, str, Dict[str, str]]:
@@ -167,6 +144,43 @@ def table_source(table: Path, host: str) -> Tuple[Path, str, Dict[str, str]]:
     return d, variant, sources[host]
 
 
+def read_table(table: Path, host: str) -> Tuple[str, List[Tuple[bytes, bytes]]]:
+    """``host``'s records in ``table`` (bounded read, checked): its variant and ``(key,
+    value)`` list. The batch file's one pin path must name the layout's map (the TPC agent's
+    path; this agent pins in its own folder and writes the records there)."""
+    from ..io import read_bounded
+
+    d, variant_name, files = table_source(Path(table), host)
+    variant = VARIANTS[variant_name]
+    if variant.value_size not in LAYOUTS:
+        raise HostAgentError(f"{d}: {variant.value_size}-byte values: no program for them")
+    batch = d / files["batch"]
+    try:
+        text = read_bounded(batch, MAX_TABLE_FILE).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{batch}: not UTF-8 text (byte {exc.start})") from None
+    head, records = records_of_batch(text, str(batch))
+    pins = head["map"].split(", ")
+    if len(pins) != 1:
+        raise UsageError(f"{batch}: {len(pins)} pin paths, expected one")
+    map_name = os.path.basename(bpffs_pin(pins[0], str(batch)))
+    if map_name != variant.map_name:
+        raise UsageError(f"{batch}: pins map {map_name[:40]!r}, the {variant.name} layout's map "
+                         f"is {variant.map_name!r}")
+    if head["variant"] != variant.name and VARIANTS[head["variant"]].value_size != \
+            variant.value_size:
+        raise UsageError(f"{batch}: {VARIANTS[head['variant']].value_size}-byte values, the "
+                         f"index says {variant.name} ({variant.value_size} bytes)")
+    if len(records) > MAP_ENTRIES:
+        raise UsageError(f"{batch}: {len(records)} entries, the agent's map holds {MAP_ENTRIES}")
+    keys = [k for k, _ in records]
+    if len(set(keys)) != len(keys):
+        seen = set()
+        dup = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise UsageError(f"{batch}: key {dup.hex()} appears more than once")
+    return variant.name, records
+
+
 def _max_srh(records: Sequence[Tuple[bytes, bytes]]) -> int:
     """The longest SRH of the table's valid slots, in bytes."""
     best = 0
@@ -179,20 +193,27 @@ def _max_srh(records: Sequence[Tuple[bytes, bytes]]) -> int:
     return best
 
 
+def _records_hex(records: Sequence[Tuple[bytes, bytes]]) -> str:
+    return b"".join(k + v for k, v in records).hex()
+
+
 def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = None,
          netns: Optional[str] = None, interfaces: Optional[Sequence[str]] = None,
          mtu: Optional[int] = None, private: bool = False, name: Optional[str] = None,
-         pins: str = DEFAULT_PINS) -> Install:
+         pins: str = DEFAULT_PINS, on_update: str = "repath",
+         keep_record: bool = False) -> Install:
     """Install the agent for ``host`` (module docstring)."""
     policy = (policy or M.Policy()).check()
     name = name or host
-    if not name.replace("-", "").replace("_", "").isalnum() or len(name) > 64:
-        raise UsageError(f"agent name {name!r}: letters, digits, '-' and '_'")
-    d, variant_name, files = table_source(Path(table), host)
+    if not name_ok(name):
+        raise UsageError(f"agent name {name[:40]!r}: letters, digits, '-' and '_' (64 at most)")
+    if mtu is not None and not 1280 <= int(mtu) <= 65535:
+        raise UsageError(f"--mtu {mtu}: IPv6 needs 1280 to 65535")
+    if on_update not in M.ON_UPDATE:
+        raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(M.ON_UPDATE)}")
+    variant_name, records = read_table(Path(table), host)
     variant = VARIANTS[variant_name]
-    if variant.value_size not in LAYOUTS:
-        raise HostAgentError(f"{d}: {variant.value_size}-byte values: no program for them")
-    cg = _check_cgroup(cgroup)
+    cg = check_cgroup(cgroup)
     if not (CGROUP_ROOT / "cgroup.controllers").is_file():
         raise HostAgentError(f"no cgroup v2 hierarchy at {CGROUP_ROOT}")
     links = host_interfaces(netns)
@@ -204,242 +225,348 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = No
     if not chosen:
         raise UsageError(f"no interface up in {netns or 'this namespace'} to attach to")
     the_mtu = int(mtu or min(m for _, m in chosen))
+    cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records), on_update=on_update)
     obj = object_for(variant.value_size)
     prog_dir = f"{pins.rstrip('/')}/{name}"
-    maps_dir = f"{prog_dir}/maps"
-    with tempfile.TemporaryDirectory(prefix="tpcstudy-agent-") as tmp:
-        copy, pin, records = copy_batch(d / files["batch"], Path(tmp), MAP_ENTRIES)
-        table_dir, map_name = os.path.split(pin)
-        if map_name != variant.map_name:
-            raise UsageError(f"{d / files['batch']}: pins map {map_name!r}, the {variant.name} "
-                             f"layout's map is {variant.map_name!r}")
-        cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records))
-        existing = {dev: _qdiscs(netns, dev) for dev, _ in chosen}
-        cg_created = not cg.is_dir()
-        new_dirs = [] if private else [x for x in (table_dir, pins.rstrip("/"), prog_dir,
-                                                   maps_dir) if not os.path.isdir(x)]
-        if cg_created:
-            cg.mkdir(parents=True)
-        steps: List[List[str]] = [
-            ["mkdir", maps_dir], ["mkdir", table_dir],
-            ["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", maps_dir],
-            ["expect-value-size", f"{maps_dir}/{map_name}", str(variant.value_size)],
-            ["bpftool", "map", "pin", "pinned", f"{maps_dir}/{map_name}", pin],
-            ["bpftool", "batch", "file", str(copy)],
-            ["bpftool", "map", "update", "pinned", f"{maps_dir}/tpc_config", "key", "hex",
-             "00", "00", "00", "00", "value", "hex", *[f"{b:02x}" for b in cfg]],
-            ["bpftool", "-j", "prog", "show", "pinned", f"{prog_dir}/tpc_sockops"],
-            ["bpftool", "-j", "prog", "show", "pinned", f"{prog_dir}/tpc_egress"],
-            *[["bpftool", "-j", "map", "show", "pinned", f"{maps_dir}/{m}"]
-              for m in (map_name, *_OUR_MAPS)],
-            ["bpftool", "cgroup", "attach", str(cg), "sock_ops", "pinned",
-             f"{prog_dir}/tpc_sockops", "multi"]]
-        if netns:
-            steps.append(["netns", netns])
-        for dev, _ in chosen:
-            if "clsact" not in existing[dev]:
-                steps.append(["tc", "qdisc", "add", "dev", dev, "clsact"])
-            steps.append(["tc", "filter", "add", "dev", dev, "egress", "pref", "49",
-                          "handle", "1", "bpf", "direct-action", "pinned",
-                          f"{prog_dir}/tpc_egress"])
-        try:
-            outs = run_steps(steps, private=private)
-        except HostAgentError:
-            _undo_partial(cg, cg_created, netns, chosen, existing, prog_dir, pin, new_dirs,
-                          private)
-            raise
-    shown = outs[7:9 + 1 + len(_OUR_MAPS)]
-    prog_ids = {"tpc_sockops": json.loads(shown[0])["id"], "tpc_egress": json.loads(shown[1])["id"]}
-    map_ids = {m: json.loads(s)["id"] for m, s in zip((map_name, *_OUR_MAPS), shown[2:])}
-    created_pins = [] if private else (
-        [pin, f"{prog_dir}/tpc_sockops", f"{prog_dir}/tpc_egress"]
-        + [f"{maps_dir}/{m}" for m in (map_name, *_OUR_MAPS)])
-    return Install(name=name, host=host, table=str(table), variant=variant.name,
+    inst = Install(name=name, host=host, table=str(table), variant=variant.name,
                    value_size=variant.value_size, entries=len(records),
-                   policy=policy.describe(), mtu=the_mtu, cgroup=str(cg),
-                   cgroup_created=cg_created, netns=netns, interfaces=[n for n, _ in chosen],
-                   clsact_created=[n for n, _ in chosen if "clsact" not in existing[n]],
-                   private=private, pins=created_pins, dirs=new_dirs, prog_ids=prog_ids,
-                   map_ids=map_ids)
-
-
-def _undo_partial(cg: Path, cg_created: bool, netns: Optional[str],
-                  chosen: Sequence[Tuple[str, int]], existing: Dict[str, List[str]],
-                  prog_dir: str, pin: str, new_dirs: Sequence[str], private: bool) -> None:
-    """A load that failed half-way: remove what it may have created (best effort)."""
-    for dev, _ in chosen:
-        base = ["tc"] + (["-n", netns] if netns else [])
-        subprocess.run(base + ["filter", "del", "dev", dev, "egress", "pref", "49"],
-                       capture_output=True)
-        if "clsact" not in existing[dev]:
-            subprocess.run(base + ["qdisc", "del", "dev", dev, "clsact"], capture_output=True)
-    if not private:
-        shutil.rmtree(prog_dir, ignore_errors=True)  # our own folder: everything in it is ours
-        if os.path.dirname(pin) in new_dirs:
-            shutil.rmtree(os.path.dirname(pin), ignore_errors=True)
-        for d in sorted(new_dirs, key=len, reverse=True):
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
-    if cg_created:
+                   policy=policy.describe(), mtu=the_mtu, cgroup=str(cg), netns=netns,
+                   interfaces=[n for n, _ in chosen], private=private, on_update=on_update)
+    if private:
+        _load_private(inst, obj, prog_dir, records, cfg, cg)
+        return inst
+    if os.path.lexists(prog_dir):
+        raise UsageError(f"{prog_dir} exists already (another agent named {name!r}, or "
+                         f"another tool's): give --name, or tpcstudy agent unload {name}")
+    jot = (lambda: save(inst)) if keep_record else (lambda: None)
+    if keep_record:
+        create(inst)  # before the first step; exclusive
+    try:
+        _make_cgroups(inst, cg, jot)
+        _load_pinned(inst, obj, prog_dir, records, cfg, jot)
+        run_steps([["bpftool", "cgroup", "attach", str(cg), "sock_ops", "pinned",
+                    f"{prog_dir}/tpc_sockops", "multi"]])
+        for dev in inst.interfaces:
+            _attach_tc(inst, dev, f"{prog_dir}/tpc_egress", jot)
+        inst.state = "loaded"
+        jot()
+    except BaseException:
         try:
-            cg.rmdir()
-        except OSError:
-            pass
+            unload(inst)
+        finally:
+            if keep_record:
+                forget(inst.name)
+        raise
+    return inst
 
 
-def _bpftool_json(argv: List[str]) -> Any:
-    r = subprocess.run(["bpftool", "-j", *argv], capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        raise HostAgentError(f"bpftool {' '.join(argv)}: {(r.stderr or r.stdout).strip()[-300:]}")
-    return json.loads(r.stdout or "null")
+def _make_cgroups(inst: Install, cg: Path, jot: Any) -> None:
+    missing = []
+    p = cg
+    while not p.is_dir():
+        missing.append(p)
+        p = p.parent
+    for c in reversed(missing):  # parents first, each recorded before it is made
+        inst.cgroups_created.append([str(c), 0])
+        jot()
+        c.mkdir()
+        inst.cgroups_created[-1][1] = os.stat(c).st_ino
+        jot()
 
 
-def _dump(map_id: int) -> List[Tuple[bytes, bytes]]:
-    items = _bpftool_json(["map", "dump", "id", str(map_id)]) or []
-    out = []
-    for it in items:  # with BTF bpftool adds "formatted"; the raw bytes are still there
-        key = bytes(int(x, 16) for x in it["key"])
-        value = bytes(int(x, 16) for x in it["value"])
-        out.append((key, value))
-    return out
+def _load_pinned(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: bytes,
+                 jot: Any) -> None:
+    """Steps 3 and 4 on the machine's bpffs, in our own folder."""
+    maps_dir = f"{prog_dir}/maps"
+    inst.pin_dir = prog_dir
+    jot()
+    os.makedirs(os.path.dirname(prog_dir), exist_ok=True)  # the agents' root: shared
+    os.mkdir(prog_dir)
+    inst.pin_dir_ino = os.stat(prog_dir).st_ino
+    jot()
+    run_steps([["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", maps_dir]])
+    table = VARIANTS[inst.variant].map_name
+    for prog in PROGRAMS:
+        with bpfsys.obj_get(f"{prog_dir}/{prog}") as fd:
+            inst.prog_ids[prog] = int(bpfsys.prog_info(fd)["id"])
+    for m in (table, *OWN_MAPS):
+        with bpfsys.obj_get(f"{maps_dir}/{m}") as fd:
+            info = bpfsys.map_info(fd)
+        inst.map_ids[m] = int(info["id"])
+        if m == table and info["value_size"] != inst.value_size:
+            raise HostAgentError(f"map {maps_dir}/{m} has {info['value_size']}-byte values, the "
+                                 f"table {inst.value_size}-byte ones: layout mismatch, nothing "
+                                 f"attached")
+    jot()
+    fill(f"{maps_dir}/{table}", b"".join(k + v for k, v in records))
+    fill(f"{maps_dir}/tpc_config", bytes(4) + cfg)
+    fill(f"{maps_dir}/tpc_gen", bytes(4) + (1).to_bytes(4, "little"))
+    inst.generation = 1
+    jot()
 
 
-def status(inst: Install) -> Dict[str, Any]:
-    """The agent's counters (``tpc_stats``) and connections per destination and slot."""
-    stats = {}
-    for key, value in _dump(inst.map_ids["tpc_stats"]):
-        stats[int.from_bytes(key, "little")] = int.from_bytes(value[:8], "little")
-    use = sorted(M.decode_slot_use(k, int.from_bytes(v[:8], "little"))
-                 for k, v in _dump(inst.map_ids["tpc_slot_use"]))
-    return {"counters": M.decode_stats(stats), "slots": use,
-            "entries": len(_dump(inst.map_ids[VARIANTS[inst.variant].map_name]))}
+def _attach_tc(inst: Install, dev: str, prog_pin: str, jot: Any) -> None:
+    ns = inst.netns
+    if "clsact" not in _qdiscs(ns, dev):
+        inst.clsact_created.append(dev)
+        jot()
+        run_steps(([["netns", ns]] if ns else []) + [["tc", "qdisc", "add", "dev", dev,
+                                                      "clsact"]])
+    handle = _free_handle(ns, dev)
+    inst.filters.append({"dev": dev, "handle": handle})
+    jot()
+    run_steps(([["netns", ns]] if ns else []) + [
+        ["tc", "filter", "add", "dev", dev, "egress", "pref", str(PREF), "handle",
+         str(handle), "bpf", "direct-action", "pinned", prog_pin]])
 
 
-def reconfigure(inst: Install, *, policy: Optional[M.Policy] = None,
-                records: Optional[Sequence[Tuple[bytes, bytes]]] = None) -> None:
-    """Change a loaded agent in place (by map id): a new policy (``tpc_config``; weighted round
-    robin starts over) and/or new destination entries (the map emptied, then ``records``
-    written: ``(8-byte key, value)`` of the install's layout). One ``bpftool batch`` of lines
-    this function writes (data from the caller never reaches a command line)."""
-    lines: List[str] = []
-    dest = inst.map_ids[VARIANTS[inst.variant].map_name]
-    if records is not None:
-        for key, _ in _dump(dest):
-            lines.append(f"map delete id {dest} key hex {key.hex(' ')}")
-        for key, value in records:
-            if len(key) != 8 or len(value) != inst.value_size:
-                raise UsageError(f"entry of {len(key)}-byte key and {len(value)}-byte value: "
-                                 f"the install takes 8 and {inst.value_size}")
-            lines.append(f"map update id {dest} key hex {key.hex(' ')} value hex "
-                         f"{value.hex(' ')}")
-    if policy is not None:
-        cfg = M.config_bytes(policy, mtu=inst.mtu, max_srh=_max_srh(
-            records if records is not None else _dump(dest)))
-        lines.append(f"map update id {inst.map_ids['tpc_config']} key hex 00 00 00 00 value "
-                     f"hex {cfg.hex(' ')}")
-        wrr = inst.map_ids["tpc_wrr"]
-        lines += [f"map delete id {wrr} key hex {k.hex(' ')}" for k, _ in _dump(wrr)]
-        inst.policy = policy.describe()
-    if not lines:
-        return
-    with tempfile.TemporaryDirectory(prefix="tpcstudy-agent-") as tmp:
-        f = Path(tmp) / "changes.batch"
-        f.write_text("\n".join(lines) + "\n")
-        run_steps([["bpftool", "batch", "file", str(f)]])
-    if records is not None:
-        inst.entries = len(records)
+def _load_private(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: bytes,
+                  cg: Path) -> None:
+    """Every step in one helper with a private bpffs (the emulator's hosts)."""
+    maps_dir = f"{prog_dir}/maps"
+    table = VARIANTS[inst.variant].map_name
+    if not cg.is_dir():
+        _make_cgroups(inst, cg, lambda: None)
+    handles = {dev: _free_handle(inst.netns, dev) for dev in inst.interfaces}
+    existing = {dev: _qdiscs(inst.netns, dev) for dev in inst.interfaces}
+    steps: List[List[str]] = [
+        ["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", maps_dir],
+        ["expect-value-size", f"{maps_dir}/{table}", str(inst.value_size)],
+        ["fill", f"{maps_dir}/{table}", _records_hex(records)],
+        ["fill", f"{maps_dir}/tpc_config", (bytes(4) + cfg).hex()],
+        ["fill", f"{maps_dir}/tpc_gen", (bytes(4) + (1).to_bytes(4, "little")).hex()],
+        *[["bpftool", "-j", "prog", "show", "pinned", f"{prog_dir}/{p}"] for p in PROGRAMS],
+        *[["bpftool", "-j", "map", "show", "pinned", f"{maps_dir}/{m}"]
+          for m in (table, *OWN_MAPS)],
+        ["bpftool", "cgroup", "attach", str(cg), "sock_ops", "pinned",
+         f"{prog_dir}/tpc_sockops", "multi"]]
+    if inst.netns:
+        steps.append(["netns", inst.netns])
+    for dev in inst.interfaces:
+        if "clsact" not in existing[dev]:
+            steps.append(["tc", "qdisc", "add", "dev", dev, "clsact"])
+            inst.clsact_created.append(dev)
+        steps.append(["tc", "filter", "add", "dev", dev, "egress", "pref", str(PREF), "handle",
+                      str(handles[dev]), "bpf", "direct-action", "pinned",
+                      f"{prog_dir}/tpc_egress"])
+        inst.filters.append({"dev": dev, "handle": handles[dev]})
+    outs = run_steps(steps, private=True)
+    shown = outs[5:5 + len(PROGRAMS) + 1 + len(OWN_MAPS)]
+    inst.prog_ids = {p: json.loads(s)["id"] for p, s in zip(PROGRAMS, shown)}
+    inst.map_ids = {m: json.loads(s)["id"] for m, s in zip((table, *OWN_MAPS),
+                                                           shown[len(PROGRAMS):])}
+    inst.generation, inst.state = 1, "loaded"
+
+
+# --------------------------------------------------------------------------- unload
+def _named(kind: str, ident: Optional[int], names: Sequence[str]) -> bool:
+    """The live object ``ident`` is a ``kind`` ('prog' or 'map') with one of ``names``."""
+    if not ident:
+        return False
+    try:
+        with (bpfsys.prog_by_id if kind == "prog" else bpfsys.map_by_id)(ident) as fd:
+            info = bpfsys.prog_info(fd) if kind == "prog" else bpfsys.map_info(fd)
+    except OSError:
+        return False
+    return info["name"] in names
+
+
+def _unpin(path: str, kind: str, names: Sequence[str]) -> bool:
+    """Unlink the pin ``path`` if it holds a ``kind`` named one of ``names``."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    try:
+        with bpfsys.obj_get(path) as fd:
+            info = bpfsys.prog_info(fd) if kind == "prog" else bpfsys.map_info(fd)
+    except OSError:
+        return False
+    if info["name"] not in names:
+        return False
+    os.unlink(path)
+    return True
+
+
+def _own_pin_dir(inst: Install) -> bool:
+    """The install's bpffs folder is the one it made (the inode recorded at creation; a load
+    killed between the mkdir and that record: the agents' own root, and still loading)."""
+    d = inst.pin_dir
+    if not d:
+        return False
+    try:
+        st = os.lstat(d)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if inst.pin_dir_ino:
+        return st.st_ino == inst.pin_dir_ino
+    return inst.state == "loading" and d == f"{DEFAULT_PINS}/{inst.name}"
+
+
+def _own_cgroup(inst: Install, path: str, ino: int) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    if ino:
+        return st.st_ino == ino
+    # killed between the mkdir and its record: only a cgroup made after this load began
+    return inst.state == "loading" and st.st_ctime >= inst.started - 1.0
 
 
 def unload(inst: Install) -> List[str]:
-    """Remove what ``inst`` says :func:`load` created; returns what was removed (what was
-    already gone is skipped, so a half-removed install can be unloaded again)."""
-    done = []
-    base = ["tc"] + (["-n", inst.netns] if inst.netns else [])
-    netns_ok = inst.netns is None or Path("/run/netns", inst.netns).exists()
-    for dev in inst.interfaces if netns_ok else []:
-        r = subprocess.run(base + ["filter", "del", "dev", dev, "egress", "pref", "49"],
-                           capture_output=True, text=True)
-        if r.returncode == 0:
-            done.append(f"tc filter on {dev}")
-        if dev in inst.clsact_created:
+    """Remove what ``inst`` says :func:`load` created, each object checked to be the one this
+    agent made: tc filters running its egress program id, clsact qdiscs it added that hold no
+    filter any more, its sockops program id, cgroups it made (inode), the pins of its own folder
+    (its inode; each pin holding one of its programs or maps, by name). What is already gone is
+    skipped, so a half-removed install can be unloaded again. Returns what was removed."""
+    done: List[str] = []
+    ns = inst.netns
+    egress = inst.prog_ids.get("tpc_egress")
+    netns_ok = ns is None or Path("/run/netns", ns).exists()
+    devs = sorted({str(f["dev"]) for f in inst.filters} | set(inst.clsact_created))
+    for dev in devs if netns_ok else []:
+        base = ["tc"] + (["-n", ns] if ns else [])
+        try:
+            mine = [f for f in _filters(ns, dev) if egress and f["prog_id"] == egress]
+        except HostAgentError:
+            continue  # the interface is gone
+        for f in mine:
+            r = subprocess.run(base + ["filter", "del", "dev", dev, "egress", "pref",
+                                       str(f["pref"]), "handle", str(f["handle"]), "bpf"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                done.append(f"tc filter on {dev}")
+        if dev in inst.clsact_created and "clsact" in _qdiscs(ns, dev) \
+                and not _filters(ns, dev, "egress") and not _filters(ns, dev, "ingress"):
             r = subprocess.run(base + ["qdisc", "del", "dev", dev, "clsact"],
                                capture_output=True, text=True)
             if r.returncode == 0:
                 done.append(f"clsact qdisc on {dev}")
     cg = Path(inst.cgroup)
-    if cg.is_dir():
+    sockops = inst.prog_ids.get("tpc_sockops")
+    if cg.is_dir() and _named("prog", sockops, ("tpc_sockops",)):
         r = subprocess.run(["bpftool", "cgroup", "detach", str(cg), "sock_ops", "id",
-                            str(inst.prog_ids["tpc_sockops"])], capture_output=True, text=True)
+                            str(sockops)], capture_output=True, text=True)
         if r.returncode == 0:
             done.append(f"sock_ops on {cg}")
-        if inst.cgroup_created:
-            try:
-                cg.rmdir()
-                done.append(f"cgroup {cg}")
-            except OSError as exc:
-                raise HostAgentError(f"cannot remove cgroup {cg}: {exc.strerror} (processes "
-                                     f"still in it?)") from None
-    for pin in inst.pins:
+    for path, ino in reversed(inst.cgroups_created):
+        if not _own_cgroup(inst, path, ino):
+            continue
         try:
-            os.unlink(pin)
-            done.append(pin)
+            os.rmdir(path)
+            done.append(f"cgroup {path}")
         except FileNotFoundError:
             pass
-    for d in sorted(inst.dirs, key=len, reverse=True):  # the folders load made, if empty
+        except OSError as exc:
+            raise HostAgentError(f"cannot remove cgroup {path}: {exc.strerror} (processes "
+                                 f"still in it?)") from None
+    if _own_pin_dir(inst):
+        d = inst.pin_dir
+        for prog in PROGRAMS:
+            if _unpin(f"{d}/{prog}", "prog", (prog,)):
+                done.append(f"{d}/{prog}")
+        for m in (*set(LAYOUTS.values()), *OWN_MAPS):
+            if _unpin(f"{d}/maps/{m}", "map", (m,)):
+                done.append(f"{d}/maps/{m}")
+        for folder in (f"{d}/maps", d):
+            try:
+                os.rmdir(folder)
+                done.append(folder)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                break  # something not ours in it: left
+    if inst.pin_dir and os.path.dirname(inst.pin_dir) == DEFAULT_PINS:
         try:
-            os.rmdir(d)
-            done.append(d)
+            os.rmdir(DEFAULT_PINS)  # the agents' own root, when no agent is left in it
         except OSError:
             pass
     return done
 
 
-# --------------------------------------------------------------------------- saved installs
-def state_dir() -> Path:
-    """Where ``tpcstudy agent load`` keeps what it installed (``$TPCSTUDY_RUN_DIR/agent``)."""
-    return Path(os.path.abspath(os.environ.get("TPCSTUDY_RUN_DIR") or "/run/tpcstudy")) / "agent"
+# --------------------------------------------------------------------------- reading back
+def _dump(map_id: int) -> List[Tuple[bytes, bytes]]:
+    r = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)], capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0:
+        raise HostAgentError(f"bpftool map dump id {map_id}: "
+                             f"{(r.stderr or r.stdout).strip()[-300:]}")
+    out = []
+    for it in json.loads(r.stdout or "null") or []:  # with BTF: "formatted"; raw bytes too
+        out.append((bytes(int(x, 16) for x in it["key"]),
+                    bytes(int(x, 16) for x in it["value"])))
+    return out
 
 
-def save(inst: Install) -> Path:
-    from ..io import atomic_write_text
-
-    d = state_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{inst.name}.json"
-    atomic_write_text(path, json.dumps(inst.to_json(), indent=1) + "\n")
-    return path
-
-
-def read_saved(name: str) -> Install:
-    from ..io import read_bounded
-
-    if not name or "/" in name or name.startswith("."):
-        raise UsageError(f"agent name {name!r}")
-    path = state_dir() / f"{name}.json"
-    if not path.exists():
-        have = ", ".join(saved_names()) or "none"
-        raise UsageError(f"no agent {name!r} loaded here (loaded: {have})")
+def _open_own_map(inst: Install, name: str) -> bpfsys.Fd:
+    """The install's map ``name`` by its recorded id, checked to still be that map."""
+    ident = inst.map_ids.get(name)
     try:
-        doc = json.loads(read_bounded(path, 1 << 20).decode("utf-8"))
-    except InputFileError:
-        raise
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not an install record ({exc})") from None
-    return Install.from_json(doc, str(path))
+        fd = bpfsys.map_by_id(int(ident or 0))
+    except OSError:
+        raise HostAgentError(f"agent {inst.name}: its map {name} (id {ident}) is gone: "
+                             f"the agent was removed (tpcstudy agent unload {inst.name})"
+                             ) from None
+    if bpfsys.map_info(fd)["name"] != name[:15]:
+        fd.close()
+        raise HostAgentError(f"agent {inst.name}: map id {ident} is not its {name} any more "
+                             f"(the agent was removed)")
+    return fd
 
 
-def saved_names() -> List[str]:
-    d = state_dir()
-    return sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+def current_table(inst: Install) -> int:
+    """The id of the table map ``tpc_tables`` holds now."""
+    with _open_own_map(inst, "tpc_tables") as fd:
+        return int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
 
 
-def forget(name: str) -> None:
-    try:
-        os.unlink(state_dir() / f"{name}.json")
-    except FileNotFoundError:
-        pass
+def status(inst: Install) -> Dict[str, Any]:
+    """The agent's counters (``tpc_stats``), connections per destination and slot, and its
+    table: entries, generation (``tpc_gen``), map id, when the last update swapped it in."""
+    with _open_own_map(inst, "tpc_stats") as fd:
+        stats = {int.from_bytes(k, "little"): int.from_bytes(
+            bpfsys.lookup(fd, k, 8), "little") for k in bpfsys.keys(fd, 4)}
+    use = sorted(M.decode_slot_use(k, int.from_bytes(v[:8], "little"))
+                 for k, v in _dump(inst.map_ids["tpc_slot_use"]))
+    table = current_table(inst)
+    with bpfsys.map_by_id(table) as fd:
+        entries = len(bpfsys.keys(fd, 8, 1 << 16))
+    with _open_own_map(inst, "tpc_gen") as fd:
+        gen = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
+    return {"counters": M.decode_stats(stats), "slots": use, "entries": entries,
+            "generation": gen, "table_map_id": table, "swapped_at": inst.swapped_at,
+            "swap_ms": inst.swap_ms, "update_ms": inst.update_ms, "updates": inst.updates,
+            "on_update": inst.on_update, "prog_ids": dict(inst.prog_ids),
+            "map_ids": dict(inst.map_ids, **{VARIANTS[inst.variant].map_name: table})}
+
+
+def reconfigure(inst: Install, *, policy: Optional[M.Policy] = None,
+                records: Optional[Sequence[Tuple[bytes, bytes]]] = None) -> None:
+    """Change a loaded agent in place (by map id): new destination entries (``(8-byte key,
+    value)`` of the install's layout: a new table swapped in at once, :mod:`~.update`) and/or a
+    new policy (``tpc_config``; weighted round robin starts over)."""
+    if records is not None:
+        from .update import swap_table
+
+        swap_table(inst, list(records))
+    if policy is not None:
+        with _open_own_map(inst, "tpc_tables") as fd:
+            table = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
+        with bpfsys.map_by_id(table) as fd:
+            recs = [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]
+        cfg = M.config_bytes(policy, mtu=inst.mtu, max_srh=_max_srh(recs),
+                             on_update=inst.on_update)
+        with _open_own_map(inst, "tpc_config") as fd:
+            bpfsys.update(fd, bytes(4), cfg)
+        with _open_own_map(inst, "tpc_wrr") as fd:
+            for k in bpfsys.keys(fd, 8):
+                bpfsys.delete(fd, k)
+        inst.policy = policy.describe()
 
 
 # --------------------------------------------------------------------------- what is missing

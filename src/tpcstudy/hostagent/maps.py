@@ -17,21 +17,26 @@ from typing import Dict, Tuple
 
 from ..errors import UsageError
 
-__all__ = ["Policy", "parse_policy", "config_bytes", "conn_key", "conn_value", "STATS",
+__all__ = ["ON_UPDATE", "Policy", "parse_policy", "config_bytes", "conn_key", "conn_value", "STATS",
            "CONFIG", "CONN_KEY", "CONN_VALUE", "SRH_FIELD", "decode_stats", "decode_slot_use"]
 
 SRH_FIELD = 168
-#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh (u32 each).
-CONFIG = struct.Struct("<6I")
+#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh, on_update, pad (u32 each).
+CONFIG = struct.Struct("<8I")
 #: struct conn_key: saddr, daddr (16 bytes each), sport, dport (network order).
 CONN_KEY = struct.Struct("<16s16s2s2s")
-#: struct conn: len, slot, moves, kernel (u32), dkey (8), first (16), srh (168).
-CONN_VALUE = struct.Struct(f"<4I8s16s{SRH_FIELD}s")
+#: struct conn: len, slot, moves, kernel (u32), dkey (8), first (16), srh (168), gen, room,
+#: stale, pad (u32).
+CONN_VALUE = struct.Struct(f"<4I8s16s{SRH_FIELD}s4I")
 #: The counters of ``tpc_stats``, by index.
 STATS = ("connections", "no_entry", "no_valid_slot", "kernel_srh", "fallback", "moves",
          "errors", "inserted", "rerouted", "fib_kept", "insert_failed", "listeners",
-         "slot_invalid")
+         "slot_invalid", "update_kept", "repathed", "update_deferred", "repathed_rto",
+         "repath_plain")
 POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
+#: What a table update does to a connection whose path it removed (``--on-update``): move it
+#: to the entry's first valid slot at once, or at its next RTO.
+ON_UPDATE = {"repath": 0, "keep": 1}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,13 +86,16 @@ def parse_policy(text: str, nrto: int = 0) -> Policy:
     return Policy(name, nrto=nrto).check()
 
 
-def config_bytes(policy: Policy, *, mtu: int, max_srh: int) -> bytes:
+def config_bytes(policy: Policy, *, mtu: int, max_srh: int, on_update: str = "repath"
+                 ) -> bytes:
     """The ``tpc_config`` value."""
     policy.check()
     if not 1280 <= mtu <= 65535:
         raise UsageError(f"MTU {mtu}: IPv6 needs 1280 to 65535")
+    if on_update not in ON_UPDATE:
+        raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(ON_UPDATE)}")
     return CONFIG.pack(POLICIES[policy.kind], policy.slot, int(round(policy.gamma * (1 << 20))),
-                       policy.nrto, mtu, max_srh)
+                       policy.nrto, mtu, max_srh, ON_UPDATE[on_update], 0)
 
 
 def conn_key(src: str, dst: str, sport: int, dport: int) -> bytes:
@@ -107,7 +115,8 @@ def conn_value(srh_field: bytes, *, slot: int = 0, dkey: bytes = bytes(8),
     if not 1 <= n <= 9:
         raise UsageError(f"first_segment {n}: 1 to 9")
     first = field[8 + 16 * n:8 + 16 * (n + 1)]
-    return CONN_VALUE.pack((field[1] + 1) * 8, slot, 0, int(kernel), dkey, first, field)
+    n_len = (field[1] + 1) * 8
+    return CONN_VALUE.pack(n_len, slot, 0, int(kernel), dkey, first, field, 0, n_len, 0, 0)
 
 
 def decode_stats(values: Dict[int, int]) -> Dict[str, int]:

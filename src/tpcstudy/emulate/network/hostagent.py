@@ -19,13 +19,29 @@ from ...hostagent.maps import Policy
 from .lifecycle import Emulation
 from .spec import HOST_NIC
 
-__all__ = ["install_agents", "table_hosts"]
+__all__ = ["install_agents", "table_hosts", "check_bpf_table"]
 
 
 def table_hosts(table: Path) -> Sequence[str]:
     """The source routers the table has bpf files for."""
     dirs = sorted(d for d in Path(table).glob("bpf-*") if (d / "index.json").is_file())
     return list(read_index(dirs[0])[1]) if dirs else []
+
+
+def check_bpf_table(table: Path) -> Sequence[str]:
+    """The source routers of ``table``'s bpf maps, or a :class:`UsageError` when it has none:
+    ``--install bpf`` of a table without them would load nothing."""
+    from ...errors import UsageError
+    from ...export.bpf import read_index
+
+    dirs = sorted(d for d in Path(table).glob("bpf-*") if (d / "index.json").is_file())
+    if not dirs:
+        raise UsageError(f"{table}: no bpf maps (no bpf-<variant>/index.json): export it with "
+                         f"--format bpf for --install bpf")
+    hosts = list(read_index(dirs[0])[1])
+    if not hosts:
+        raise UsageError(f"{dirs[0]}/index.json: no source router has a table")
+    return hosts
 
 
 def install_agents(emu: Emulation, table: Path, *, policy: Policy,
@@ -35,7 +51,7 @@ def install_agents(emu: Emulation, table: Path, *, policy: Policy,
     (:data:`~tpcstudy.emulate.network.spec.HOST_NIC`: every locally generated packet leaves
     by it; the agent's fib lookup then redirects the packet to the link of its first segment)."""
     out: Dict[str, Install] = {}
-    for name in routers if routers is not None else table_hosts(table):
+    for name in routers if routers is not None else check_bpf_table(table):
         r = emu.spec.router(name)
         out[name] = load(table, name, str(emu.cgroup(name)), policy=policy, netns=r.netns,
                          interfaces=[HOST_NIC] if r.hosts else [i.name for i in r.interfaces],

@@ -21,12 +21,15 @@ net.exec("Seattle", [...])``, torn down at the end of the block.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import difflib
+import fcntl
 import ipaddress
+import os
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
@@ -98,12 +101,55 @@ def up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: flo
     log = log or (lambda m: None)
     if not name_ok(name):
         raise UsageError(f"--name {name!r}: 1 to 32 letters, digits, '_', '.', '-'")
-    if find(name, must=False) is not None:
-        raise UsageError(f"a network named {name!r} is up already (tpcstudy emulate down {name})")
     if install is not None and install not in INSTALLS:
         raise UsageError(f"--install {install!r}: choose from {', '.join(INSTALLS)}")
     if install is not None and table is None:
         raise UsageError("--install needs --table DIR (a folder of 'tpcstudy export')")
+    if install == "bpf":
+        from .hostagent import check_bpf_table
+
+        assert table is not None
+        check_bpf_table(Path(table))
+    with name_lock(name):
+        if find(name, must=False) is not None:
+            raise UsageError(f"a network named {name!r} is up already (tpcstudy emulate down "
+                             f"{name})")
+        return _up(topo, plan, name=name, link_mbps=link_mbps, queue_ms=queue_ms, seed=seed,
+                   mtu=mtu, table=table, install=install, slot=slot, policy=policy, log=log)
+
+
+@contextlib.contextmanager
+def name_lock(name: str) -> Iterator[None]:
+    """Held while network ``name`` is brought up: a second ``up`` of the same name started
+    meanwhile is refused at once (it would not see the first's record yet). The lock file
+    (``<run dir>/.up-NAME.lock``) goes with its holder; a waiter that got the lock of a removed
+    file still finds the first network's record, written before the removal."""
+    from .lifecycle import run_dir
+
+    d = run_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f".up-{name}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"a network named {name!r} is being brought up by another "
+                             f"process") from None
+        try:
+            yield
+        finally:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+    finally:
+        os.close(fd)
+
+
+def _up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: float,
+        queue_ms: float, seed: int, mtu: int, table: Optional[Path], install: Optional[str],
+        slot: int, policy: Any, log: Any) -> RunRecord:
     spec = network_spec(topo, plan, prefix=new_prefix(), link_mbps=link_mbps,
                         queue_ms=queue_ms, seed=seed, mtu=mtu)
     with Emulation(spec, log=log) as emu:
@@ -213,6 +259,10 @@ class Network:
                  mtu: int = 1500, policy: Any = None) -> None:
         if install is not None and install not in INSTALLS:
             raise UsageError(f"install {install!r}: choose from {', '.join(INSTALLS)}")
+        if install == "bpf" and table is not None:
+            from .hostagent import check_bpf_table
+
+            check_bpf_table(Path(table))
         if table is not None and plan is None:
             from ...export.addressing import read_plan
 

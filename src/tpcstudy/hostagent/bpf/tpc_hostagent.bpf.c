@@ -116,6 +116,10 @@ struct conn {
 	__u8 dkey[8];    /* its table entry */
 	__u8 first[16];  /* the first segment: the packets' new destination */
 	__u8 srh[SRH_FIELD];
+	__u32 gen;       /* the table generation its path was last checked against */
+	__u32 room;      /* SRH bytes its MSS leaves room for (a new path must fit) */
+	__u32 stale;     /* ON_UPDATE_KEEP: its path left the table, move at the next RTO */
+	__u32 pad;
 };
 
 /* Set by the loader (one entry). */
@@ -126,7 +130,11 @@ struct config {
 	__u32 nrto;      /* NRTOChanger's N; 0: no failover */
 	__u32 mtu;       /* the interfaces' MTU */
 	__u32 max_srh;   /* the longest SRH of the table (listeners reserve it) */
+	__u32 on_update; /* ON_UPDATE_*: a connection whose path a table update removed */
+	__u32 pad;
 };
+
+enum { ON_UPDATE_REPATH = 0, ON_UPDATE_KEEP = 1 };
 
 enum { POLICY_FIRST = 0, POLICY_SLOT = 1, POLICY_WEIGHTED = 2, POLICY_WRR = 3 };
 
@@ -145,7 +153,12 @@ enum {
 	ST_INSERT_FAILED,   /* room or bytes refused by the kernel */
 	ST_LISTENERS,       /* listeners given SRH room */
 	ST_SLOT_INVALID,    /* POLICY_SLOT's slot not valid for the entry: first valid instead */
-	ST_COUNT = 16
+	ST_UPDATE_KEPT,     /* after a table update, the connection's slot holds the same SRH */
+	ST_REPATHED,        /* its path was removed: moved to the first valid slot at once */
+	ST_UPDATE_DEFERRED, /* its path was removed, ON_UPDATE_KEEP: moved at its next RTO */
+	ST_REPATHED_RTO,    /* ... moved at that RTO */
+	ST_REPATH_PLAIN,    /* its path was removed and no valid slot fits: plain routing */
+	ST_COUNT = 24
 };
 
 struct stat_key {
@@ -153,12 +166,34 @@ struct stat_key {
 	__u32 slot;
 };
 
-struct {
+/* The table: the exported map (MAP_NAME), the first inner map of tpc_tables. An update
+ * (tpcstudy agent update) fills a new inner map aside and swaps it in with ONE update of
+ * tpc_tables[0]; a program takes the table once per event (current_table), so every entry it
+ * reads comes from one table, and inner maps are never written once swapped in. */
+struct dest_table {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u64);
 	__type(value, struct dest_value);
 } MAP_NAME SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct dest_table);
+} tpc_tables SEC(".maps") = {
+	.values = {[0] = &MAP_NAME},
+};
+
+/* The generation of the table in tpc_tables (written after each swap): a connection checks
+ * its path again when it differs from the one it was checked against. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tpc_gen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -228,6 +263,27 @@ static __always_inline __u64 srh_len(__u32 raw)
 		return 0;
 	asm volatile("" : "+r"(len));
 	return len < 24 ? 0 : len;
+}
+
+static __always_inline void *current_table(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&tpc_tables, &zero);
+}
+
+static __always_inline struct dest_value *lookup_dest(const void *dkey)
+{
+	void *table = current_table();
+
+	return table ? bpf_map_lookup_elem(table, dkey) : NULL;
+}
+
+static __always_inline __u32 table_gen(void)
+{
+	__u32 zero = 0, *g = bpf_map_lookup_elem(&tpc_gen, &zero);
+
+	return g ? *g : 0;
 }
 
 static __always_inline void count(__u32 what)
@@ -470,7 +526,8 @@ static __always_inline __u32 longest(const struct dest_value *v)
 static __always_inline void start(struct bpf_sock_ops *skops, const struct config *cfg)
 {
 	__u32 dkey[2] = {skops->remote_ip6[0], skops->remote_ip6[1]};
-	struct dest_value *v = bpf_map_lookup_elem(&MAP_NAME, dkey);
+	__u32 gen = table_gen();
+	struct dest_value *v = lookup_dest(dkey);
 	struct conn_key k = {};
 	__u32 zero = 0;
 	struct conn *c = bpf_map_lookup_elem(&tpc_scratch, &zero);
@@ -489,6 +546,9 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 	}
 	c->moves = 0;
 	c->kernel = 0;
+	c->gen = gen;
+	c->stale = 0;
+	c->room = cfg->nrto ? longest(v) : c->len;
 	__builtin_memcpy(c->dkey, dkey, 8);
 	key_of(skops, &k);
 	count(ST_CONNECTIONS);
@@ -500,12 +560,68 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 		count(ST_KERNEL_SRH);
 	} else {
 		count(ST_FALLBACK);
-		set_mss(skops, cfg, cfg->nrto ? longest(v) : c->len);
+		set_mss(skops, cfg, c->room);
 	}
 	if (bpf_map_update_elem(&tpc_conns, &k, c, BPF_ANY))
 		count(ST_ERRORS);
-	bpf_sock_ops_cb_flags_set(skops, BPF_SOCK_OPS_STATE_CB_FLAG
-				  | (cfg->nrto ? BPF_SOCK_OPS_RTO_CB_FLAG : 0));
+	/* RTO callbacks always: NRTOChanger, and ON_UPDATE_KEEP's move after a table update */
+	bpf_sock_ops_cb_flags_set(skops, BPF_SOCK_OPS_STATE_CB_FLAG | BPF_SOCK_OPS_RTO_CB_FLAG);
+}
+
+/* The connection's path is gone from the table: the entry's first valid slot whose SRH fits
+ * the room its MSS left, else plain routing (len 0: tc leaves its packets alone). 0: moved to
+ * a slot; 1: plain routing. */
+static __always_inline int repath(struct conn *c)
+{
+	struct dest_value *v = lookup_dest(c->dkey);
+
+	if (v) {
+		for (__u32 i = 0; i < MAX_PATHS; i++) {
+			if (!slot_ok(v, i) || (__u32)(v->slot[i].srh.hdrlen + 1) * 8 > c->room)
+				continue;
+			if (take_slot(c, v, i) == 0) {
+				count_slot(c->dkey, c->slot);
+				return 0;
+			}
+		}
+	}
+	c->len = 0;
+	count(ST_REPATH_PLAIN);
+	return 1;
+}
+
+/* The SRH field of slot i equals the connection's (the same waypoints, in the same order). */
+static __always_inline int same_srh(const struct dest_value *v, __u32 i, const struct conn *c)
+{
+	if (i >= MAX_PATHS || !slot_ok(v, i))
+		return 0;
+	for (__u32 b = 0; b < SRH_FIELD; b++)
+		if (((const __u8 *)&v->slot[i].srh)[b] != c->srh[b])
+			return 0;
+	return 1;
+}
+
+/* A table update happened since this connection's path was checked (tc egress, per packet:
+ * at once): it keeps its path when its slot still holds the same SRH, else it moves now
+ * (ON_UPDATE_REPATH) or is marked for its next RTO (ON_UPDATE_KEEP). */
+static __always_inline void recheck(struct conn *c, const struct config *cfg, __u32 gen)
+{
+	struct dest_value *v = lookup_dest(c->dkey);
+
+	c->gen = gen;
+	if (!c->len || c->stale)
+		return;
+	if (v && same_srh(v, c->slot, c)) {
+		count(ST_UPDATE_KEPT);
+		return;
+	}
+	if (cfg->on_update == ON_UPDATE_KEEP) {
+		c->stale = 1;
+		count(ST_UPDATE_DEFERRED);
+		return;
+	}
+	if (repath(c) == 0)
+		count(ST_REPATHED);
 }
 
 /* NRTOChanger: args[0] is the count of consecutive RTOs before this one. */
@@ -516,13 +632,26 @@ static __always_inline void on_rto(struct bpf_sock_ops *skops, const struct conf
 	struct dest_value *v;
 	int i;
 
-	if (!cfg->nrto || skops->args[0] + 1 < cfg->nrto)
-		return;
 	key_of(skops, &k);
 	c = bpf_map_lookup_elem(&tpc_conns, &k);
 	if (!c)
 		return;
-	v = bpf_map_lookup_elem(&MAP_NAME, c->dkey);
+	if (c->stale) { /* ON_UPDATE_KEEP: its path left the table, this is its next RTO */
+		c->stale = 0;
+		c->gen = table_gen();
+		if (repath(c) == 0)
+			count(ST_REPATHED_RTO);
+		if (c->kernel) {
+			__u64 len = srh_len(c->len);
+
+			if (len)
+				bpf_setsockopt(skops, SOL_IPV6_, IPV6_RTHDR_, c->srh, len);
+		}
+		return;
+	}
+	if (!cfg->nrto || skops->args[0] + 1 < cfg->nrto)
+		return;
+	v = lookup_dest(c->dkey);
 	if (!v)
 		return;
 	i = first_valid(v, c->slot + 1);
@@ -605,6 +734,15 @@ int tpc_egress(struct __sk_buff *skb)
 	c = bpf_map_lookup_elem(&tpc_conns, &k);
 	if (!c || c->kernel)
 		return TC_ACT_OK;
+	__u32 gen = table_gen();
+
+	if (c->gen != gen) {
+		__u32 zero2 = 0;
+		struct config *cfg = bpf_map_lookup_elem(&tpc_config, &zero2);
+
+		if (cfg)
+			recheck(c, cfg, gen);
+	}
 	__u64 len = srh_len(c->len);
 
 	if (!len)
@@ -653,6 +791,39 @@ int tpc_egress(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	count(ST_REROUTED);
 	return bpf_redirect(fib.ifindex, 0);
+}
+
+/* ------------------------------------------------------------ the swap's witness */
+/* Not attached: run by BPF_PROG_TEST_RUN (tests/hostagent/test_update.py). The packet carries,
+ * after its Ethernet and IPv6 headers, up to PROBE_KEYS destination keys; the program takes the
+ * table once, as the others do, and reads every key's entry. Returns the tables' mark (every
+ * entry's max_reward and slots' curr_bw hold its generation in the test's tables), 0 when a key
+ * has no entry, 0xffff when two marks differ: a lookup that mixed two tables. */
+#define PROBE_KEYS 4
+
+SEC("tc")
+int tpc_probe(struct __sk_buff *skb)
+{
+	__u64 keys[PROBE_KEYS];
+	__u32 mark = 0;
+	void *table = current_table();
+
+	if (!table || bpf_skb_load_bytes(skb, SRH_OFF, keys, sizeof(keys)))
+		return 0;
+	for (__u32 j = 0; j < PROBE_KEYS; j++) {
+		struct dest_value *v = bpf_map_lookup_elem(table, &keys[j]);
+
+		if (!v)
+			return 0;
+		if (!mark)
+			mark = v->max_reward;
+		if (v->max_reward != mark)
+			return 0xffff;
+		for (__u32 i = 0; i < MAX_PATHS; i++)
+			if ((__u32)v->slot[i].curr_bw != mark)
+				return 0xffff;
+	}
+	return mark;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
