@@ -40,6 +40,11 @@ def register(sub: Any) -> None:
                    help="at most N pairs per topology: a uniform random sample (seeded) where a "
                         "topology has more (default: all pairs)")
     p.add_argument("--seed", type=int, default=0, help="seed of the pair sample (default 0)")
+    p.add_argument("--segment-rule", default="dag", metavar="LIST",
+                   help="what an sps segment occupies, one rule or a comma list: dag (default: "
+                        "its whole ECMP DAG), path (its one smallest shortest path: the TPC "
+                        "paper's Figure 7), any (some surviving shortest path); each rule other "
+                        "than dag adds rows 'sps:RULE' (docs/method.md section 5)")
     add_executor_options(p)
     p.add_argument("--threads", type=int, default=None,
                    help="core threads per topology (default: the machine's cores, so the largest "
@@ -59,7 +64,7 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     checked_jobs(args)
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
-                            links=args.links,
+                            links=args.links, segment_rules=tuple(args.segment_rule.split(",")),
                             threads=args.threads if args.threads is not None else os.cpu_count() or 1)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:

@@ -62,6 +62,7 @@ from ..io import atomic_open, read_topology, remove_dead_temporaries, topology_f
 from ..io.specs import Spec, spec_text
 from ..pairs import PAIR_MODES, router_pairs, sample_indices
 from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, default_threads, disjoint_paths_batch
+from ..paths.sps_rules import DEFAULT_SEGMENT_RULE, SEGMENT_RULES, check_segment_rules, sps_rule_counts
 from ..rules import check_links, check_rules
 from ..topology import Topology, prune
 from . import paper
@@ -72,7 +73,7 @@ from .provenance import write_meta
 from .store import ERROR, STATUS, ResultStore, cell_number, discard_results, folder_lock, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
-__all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
+__all__ = ["COLUMNS", "KEY", "sps_method", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
            "topology_rows", "disjoint_task", "make_tasks", "run_disjoint_study",
            "mean_paths_table", "greedy_reaches_max", "summarize", "format_summary",
            "summary_line"]
@@ -103,6 +104,7 @@ class DisjointConfig:
     max_pairs: Optional[int] = None
     seed: int = 0
     links: str = "merged"
+    segment_rules: Tuple[str, ...] = (DEFAULT_SEGMENT_RULE,)
 
     def __post_init__(self) -> None:
         ks = tuple(sorted(set(int(k) for k in self.ks)))
@@ -116,7 +118,14 @@ class DisjointConfig:
             raise UsageError("--max-pairs must be >= 1")
         check_rules(self.capacity, self.weight)
         check_links(self.links)
+        rules = check_segment_rules(self.segment_rules)
+        if DEFAULT_SEGMENT_RULE not in rules:  # the failure view and the sps rows need it
+            rules = (DEFAULT_SEGMENT_RULE,) + rules
+        if self.pairs != "edge" and rules != (DEFAULT_SEGMENT_RULE,):
+            raise UsageError("--segment-rule other than 'dag' counts edge-router pairs only "
+                             "(at most two disjoint paths); use --pairs edge")
         object.__setattr__(self, "ks", ks)
+        object.__setattr__(self, "segment_rules", rules)
 
     def meta(self, topo_spec: str) -> Dict[str, Any]:
         """The config recorded in meta.json (everything that changes the results)."""
@@ -147,10 +156,18 @@ class DisjointConfig:
                              "backups": f"sps k={FAILURE_K}", "max_paths": FAILURE_MAX_PATHS,
                              "duplicates": "same waypoint sequence (slot 0: none) dropped"},
             "skipped": "topologies with < 2 routers of the chosen kind: one row, status=skipped",
+            **({} if self.segment_rules == (DEFAULT_SEGMENT_RULE,) else
+               {"segment_rules": {r: SEGMENT_RULES[r] for r in self.segment_rules}}),
         }
 
 
 # --------------------------------------------------------------------------- computation
+def sps_method(rule: str) -> str:
+    """The ``method`` of the rows of ``sps`` under a segment rule: ``sps`` for the default
+    (``dag``), ``sps:<rule>`` for the others (docs/method.md §5)."""
+    return "sps" if rule == DEFAULT_SEGMENT_RULE else f"sps:{rule}"
+
+
 def _stats(counts: np.ndarray) -> Dict[str, Any]:
     if counts.size == 0:
         return {"mean_paths": math.nan, "min_paths": None, "max_paths": None}
@@ -220,6 +237,15 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
                      "seconds": sps_seconds / len(config.ks)})
         if paths_out is not None:
             _write_paths(paths_out, topo, name, batches[k])
+    for rule in config.segment_rules:
+        if rule == DEFAULT_SEGMENT_RULE:
+            continue
+        t0 = time.perf_counter()
+        by_k = sps_rule_counts(topo, s, t, config.ks, rule)
+        took = time.perf_counter() - t0
+        for k in config.ks:
+            rows.append({**base, "method": sps_method(rule), "k": k, **_stats(by_k[k]),
+                         "seconds": took / len(config.ks)})
     t0 = time.perf_counter()
     view = failure_view(batches[FAILURE_K])
     rows.append({**base, "method": "failure", "k": FAILURE_K, **_stats(view.sizes),
@@ -367,9 +393,9 @@ def _label(method: str, k: Any) -> str:
     return method if k is None or k == "" else f"{method} k={int(float(k))}"
 
 
-def _order(label: str) -> Tuple[int, int]:
+def _order(label: str) -> Tuple[int, str, int]:
     m, _, k = label.partition(" k=")
-    return ({"max": 0, "greedy": 1}.get(m, 2), int(k) if k else 0)
+    return ({"max": 0, "greedy": 1, "sps": 2}.get(m, 3), m, int(k) if k else 0)
 
 
 def mean_paths_table(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Dict[str, float]]:

@@ -64,6 +64,8 @@ __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study
 
 COLUMNS = list(KINDS["maxflow"].columns)
 KEY = list(KINDS["maxflow"].key)
+#: ECMP over parallel links: each a next hop (the rule) or one merged next hop (a variant).
+PARALLEL_RULES = ("links", "one")
 #: Models the study solves unless told otherwise.
 DEFAULT_MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf")
 #: Subflows per pair of mptcp / sr+mptcp when none are given (SEMPER recommends 32).
@@ -130,6 +132,11 @@ class MaxflowConfig:
         bracket the TPC paper.
     write_lp
         Write each final LP as ``FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp``.
+    parallel
+        ECMP over parallel links (``links: multigraph``): ``links`` (the rule: each parallel
+        link of least weight is a next hop of its own) or ``one`` (a variant: the models are
+        solved on the topology with parallel links merged, one next hop whose capacity is their
+        sum; pruning, edge routers and draws stay the multigraph's).
 
     Raises
     ------
@@ -152,6 +159,7 @@ class MaxflowConfig:
     ordered: bool = True
     rounding: str = "ceil"
     write_lp: Optional[str] = None
+    parallel: str = "links"
 
     def __post_init__(self) -> None:
         heavy = tuple(dict.fromkeys(float(h) for h in self.heavy))  # 1 and 1.0 are one draw
@@ -185,6 +193,8 @@ class MaxflowConfig:
         check_links(self.links)
         if self.rounding not in ROUNDINGS:
             raise UsageError(f"rounding {self.rounding!r}: choose from {', '.join(ROUNDINGS)}")
+        if self.parallel not in PARALLEL_RULES:
+            raise UsageError(f"parallel {self.parallel!r}: choose from {', '.join(PARALLEL_RULES)}")
         demands = None if self.demands in (None, "", "none") else str(self.demands)
         for name, value in (("heavy", heavy), ("models", models), ("ks", ks), ("seeds", seeds),
                             ("demands", demands), ("subflows", subflows)):
@@ -199,6 +209,8 @@ class MaxflowConfig:
                "pairs_rule": heavy_rule(ordered=self.ordered, rounding=self.rounding)}
         if self.links != "merged":  # absent: merged (folders written before the rule existed)
             out["links"] = self.links
+        if self.parallel != "links":  # absent: the rule (folders written before the variant)
+            out["parallel"] = self.parallel
         return out
 
 
@@ -261,6 +273,8 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
                                                       rounding=config.rounding), None))
     base = {"topology": topo.name, "nodes": topo.num_nodes, "links": topo.num_links,
             "edge_routers": len(topo.edge_routers)}
+    if getattr(config, "parallel", "links") == "one":
+        topo = topo.merged()  # router ids unchanged: the draws stay valid
     rows: List[Dict[str, Any]] = []
     for heavy, seed, pairs, bounds in draws:
         values: Dict[Tuple[str, Any, Any], float] = {}
