@@ -152,7 +152,8 @@ std::vector<double> distance_matrix(const Graph& g, int32_t threads);
 class Routing {
 public:
     // Destinations, then sources, shared among `threads` threads (see thread_count); the
-    // tables do not depend on the count.
+    // tables do not depend on the count. The graph is referenced, not copied: it must outlive
+    // the table (the bindings keep it alive).
     explicit Routing(const Graph& g, int32_t threads = 1);
 
     const Graph& graph() const { return g_; }
@@ -183,7 +184,7 @@ public:
     void dag_min_costs(const double* price, double* out, int32_t* next) const;
 
 private:
-    Graph g_;
+    const Graph& g_;
     std::vector<double> dist_;      // dist_[a * n + b] = d(a, b)
     std::vector<double> dist_to_;   // dist_to_[b * n + a] = d(a, b)
     std::vector<int32_t> to_order_, to_len_;      // per destination: n slots, to_len_ used
@@ -248,5 +249,13 @@ DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
                              const std::vector<int32_t>& sources,
                              const std::vector<int32_t>& targets, DisjointMethod method,
                              int32_t k, int32_t threads);
+
+// One pair, without the batch's machinery (no pair lists, no threads): the node list of each
+// path in the order found (the same paths as disjoint_paths), or only how many there are
+// (max then skips its flow decomposition).
+Csr<int32_t> disjoint_paths_one(const Graph& g, const Routing* routing, int32_t s, int32_t t,
+                                DisjointMethod method, int32_t k);
+int32_t disjoint_count_one(const Graph& g, const Routing* routing, int32_t s, int32_t t,
+                           DisjointMethod method, int32_t k);
 
 }  // namespace tpc

@@ -4,7 +4,9 @@ Every computation runs in the C++ core; this module converts names to ids and ar
 objects. Two layers:
 
 - **Named functions** for people and notebooks (routers by name or id, lists and dicts out):
-  :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`, :func:`edge_disjoint_paths`.
+  :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`, :func:`edge_disjoint_paths`,
+  :func:`edge_disjoint_path_count`. One pair or one source on a small graph costs about a
+  microsecond: the core builds these lists and dicts itself (no numpy array per call).
 - **Array functions** for the LP models and the studies (int32 ids, float64 values, CSR
   ``(offsets, items)`` path sets): :func:`shortest_distances`, :func:`dag_arcs`,
   :func:`segment_ratios`, :func:`segment_costs`, :func:`best_sr_paths`,
@@ -49,7 +51,7 @@ from ..topology import Topology
 __all__ = [
     "SrPath", "DisjointPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS", "MAX_K",
     "segment_limit",
-    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
+    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths", "edge_disjoint_path_count",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
     "sps_second_segments", "path_price_bounds", "available_cpus", "default_threads",
@@ -220,7 +222,7 @@ def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
     numpy.ndarray
         float64, shape ``(n,)``; ``inf`` where a router is unreachable.
     """
-    return np.asarray(_core.distances_from(topo.graph, _id(topo, source)))
+    return _core.distances_from(topo.graph, _id(topo, source))  # a numpy array already
 
 
 def distance_matrix(topo: Topology, *, threads: int = 0) -> np.ndarray:
@@ -234,8 +236,8 @@ def distance_matrix(topo: Topology, *, threads: int = 0) -> np.ndarray:
     th = _threads(threads)
     routing = _routing_if_built(topo)
     if routing is not None:
-        return np.asarray(routing.distances())
-    return np.asarray(_core.distance_matrix(topo.graph, th))
+        return routing.distances()  # numpy arrays already
+    return _core.distance_matrix(topo.graph, th)
 
 
 def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
@@ -397,12 +399,9 @@ def shortest_paths(topo: Topology, source: Any, target: Any, *,
         Node-name lists in lexicographic order of node ids; ``[]`` when ``target`` is unreachable,
         ``[[source]]`` when ``source == target``.
     """
-    offsets, nodes = _core.shortest_paths(topo.graph, _node(topo, source), _node(topo, target),
-                                          int(limit))
-    names = topo.names
-    ids = np.asarray(nodes).tolist()
-    off = np.asarray(offsets).tolist()
-    return [[names[x] for x in ids[a:b]] for a, b in zip(off[:-1], off[1:])]
+    # the light call path: the core builds the name lists itself (no arrays per call)
+    return _core.shortest_paths_list(topo.graph, topo.index_of(source), topo.index_of(target),
+                                     int(limit), topo.names)
 
 
 def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str], float]:
@@ -417,9 +416,8 @@ def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str
         ``{(u, v): fraction}`` for every directed link ``u -> v`` with a positive fraction; empty
         when ``source == target`` or ``target`` is unreachable.
     """
-    arcs, fractions = _core.ecmp_ratios(topo.graph, _node(topo, source), _node(topo, target))
-    arc_names = _arc_names(topo)
-    return {arc_names[a]: f for a, f in zip(arcs.tolist(), fractions.tolist())}
+    return _core.ecmp_ratios_dict(topo.graph, topo.index_of(source), topo.index_of(target),
+                                  _arc_names(topo))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -481,11 +479,9 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
     s, t = _node(topo, source), _node(topo, target)
     kk = _sr_limit(k)
     costs = _unit_segment_costs(topo) if prices is None else segment_costs(topo, prices)
-    values, _, wps = _core.best_sr_paths(costs, np.array([s], np.int32), np.array([t], np.int32),
-                                         kk, 1)
-    wps = np.asarray(wps)
     names = topo.names
-    return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))
+    value, waypoints = _core.best_sr_path_one(costs, s, t, kk, names)
+    return SrPath(names[s], names[t], waypoints, value)
 
 
 def path_price_bounds(topo: Topology, prices: np.ndarray, sources: np.ndarray,
@@ -516,6 +512,7 @@ from .disjoint import (  # noqa: E402
     DisjointPathBatch,
     disjoint_path_counts,
     disjoint_paths_batch,
+    edge_disjoint_path_count,
     edge_disjoint_paths,
     sps_second_segments,
 )
