@@ -205,6 +205,8 @@ void bind_paths(nb::module_& m) {
              "prices"_a,
              "(cost, next): cheapest single shortest path of every pair by price, and its first arc.");
 
+    m.def("free_cpus", &tpc::free_cpus,
+          "CPUs free now: online CPUs less the other runnable tasks (/proc/loadavg), at least 1.");
     m.def("hardware_threads", &tpc::hardware_threads,
           "CPUs this process may run on (its CPU affinity), the most threads any call uses.");
 

@@ -328,3 +328,26 @@ def test_routing_keeps_its_graph_alive():
     gc.collect()
     np.testing.assert_array_equal(routing.distances(), P.distance_matrix(t))
     assert routing.segment_costs(np.ones(2 * t.num_links))[0, 2] == 2.0
+
+
+def test_free_cpus_reads_the_running_count():
+    """free_cpus is the online CPUs less the other runnable tasks of /proc/loadavg's fourth
+    field (at least 1). The count moves between two reads, so the core's answer must match a
+    reading taken just before or just after it in one of several tries."""
+    import os
+
+    path = "/proc/loadavg"
+    if not os.path.exists(path):
+        pytest.skip("no /proc/loadavg")
+
+    def mine() -> int:
+        with open(path) as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+        return max(1, os.sysconf("SC_NPROCESSORS_ONLN") - (running - 1))
+
+    for _ in range(50):
+        before, got, after = mine(), P.free_cpus(), mine()
+        if got in (before, after):
+            break
+    assert got in (before, after), (before, got, after)
+    assert 1 <= got <= os.sysconf("SC_NPROCESSORS_ONLN")

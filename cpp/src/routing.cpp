@@ -623,7 +623,10 @@ Routing::Routing(const Graph& g, int32_t threads) : g_(g) {
     from_order_.assign(nn, 0);
     from_len_.assign(n, 0);
     nh_off_.assign(nz * (nz + 1), 0);
-    const int32_t nt = thread_count(threads, nz / 8);
+    // A thread per 8 destinations and per ~50,000 node and arc visits at most (a search and
+    // a DAG per destination): a small table is built inline, not after a thread's ~50 us start.
+    const size_t visits = nz * (nz + static_cast<size_t>(g_.num_arcs()));
+    const int32_t nt = thread_count(threads, std::min(nz / 8, visits / 50000));
     // Destinations: distances to b, the nodes by distance to b, the next hops towards b. Each
     // destination's next-hop arcs go to a list of its own (offsets relative to it), joined in
     // destination order below, so the tables do not depend on the threads.
@@ -850,8 +853,9 @@ std::vector<double> path_price_bounds(const Graph& g, const double* price,
             }
         }
     };
-    // One thread per 8 sources at most.
-    run_threads(thread_count(threads, ng / 8), work);
+    // One thread per 8 sources and per ~50,000 node and arc visits at most.
+    const size_t visits = ng * (static_cast<size_t>(g.n) + static_cast<size_t>(g.num_arcs()));
+    run_threads(thread_count(threads, std::min(ng / 8, visits / 50000)), work);
     return out;
 }
 

@@ -20,8 +20,10 @@ The batch functions run on several threads inside the core (the GIL released mea
 ``threads=0`` takes the process's budget, :func:`default_threads` (every CPU the process may run
 on unless :func:`set_default_threads` says less: a study's worker processes get a share of the
 CPUs each, so a pool never runs more busy threads than there are CPUs); a positive ``threads``
-asks for that many. No call runs more threads than the CPUs of the process's affinity, and no
-result depends on the count.
+asks for that many. No call runs more threads than the CPUs of the process's affinity, nor
+more than the CPUs free at the call (:func:`free_cpus`: on a busy machine a second thread
+waits for a CPU and holds the call up), nor more than its work pays for (one thread below
+about 100,000 node and arc visits per thread); no result depends on the count.
 
 The GIL: a core call keeps it when its work is below about a millisecond (every single-pair
 call on the Zoo: releasing it there would cost a busy Python thread's whole switch interval per
@@ -54,7 +56,7 @@ __all__ = [
     "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths", "edge_disjoint_path_count",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
-    "sps_second_segments", "path_price_bounds", "available_cpus", "default_threads",
+    "sps_second_segments", "path_price_bounds", "available_cpus", "free_cpus", "default_threads",
     "set_default_threads",
 ]
 
@@ -85,6 +87,14 @@ def available_cpus() -> int:
     """The CPUs this process may run on: its CPU affinity (``taskset``, cgroup cpusets, a batch
     scheduler's allocation), else all of the machine's; what the core counts, read now."""
     return int(_core.hardware_threads())
+
+
+def free_cpus() -> int:
+    """The CPUs free now: the machine's online CPUs less the other tasks running on it (the
+    instant count of runnable tasks in ``/proc/loadavg``), at least 1. A batch call runs no
+    more core threads than this, its budget (:func:`default_threads`) and the affinity allow:
+    a thread waiting for a busy CPU would hold the call up."""
+    return int(_core.free_cpus())
 
 
 def default_threads() -> int:
