@@ -18,22 +18,33 @@ Operations (one row each, per topology):
 - ``disjoint_paths``: link-disjoint paths of a pair, the paths themselves (tpcstudy
   ``edge_disjoint_paths``; igraph: its max flow decomposed into paths in Python; networkx
   ``edge_disjoint_paths``; rustworkx has no max flow);
-- ``disjoint_count``: how many link-disjoint paths (igraph ``edge_disjoint_paths``, networkx
-  ``edge_connectivity``); tpcstudy has no count-only call for one pair, so it returns the paths;
+- ``disjoint_count``: how many link-disjoint paths (tpcstudy ``edge_disjoint_path_count``,
+  igraph ``edge_disjoint_paths``, networkx ``edge_connectivity``);
 - ``ecmp_ratios``: the ECMP split of one pair (tpcstudy's named API; the peers have no ECMP
   split, so theirs is the recipe a user would write: the library's distances from the target,
   then the even split over the next-hop DAG in Python, the same code for all three);
 - ``segment_ratios``: the same split for all pairs at once (tpcstudy's batch call; the recipe
   once per distinct target);
 - ``distance_matrix``: all-pairs distances as a matrix, the first call (tpcstudy builds nothing
-  in advance; rustworkx ``graph_distance_matrix``, igraph ``distances``, networkx
-  ``all_pairs_shortest_path_length``; weighted variants when the weights are not all equal);
+  in advance: every timed call is on a topology with no routing table, checked after the
+  timing, so each one computes the matrix; rustworkx ``graph_distance_matrix``, igraph
+  ``distances``, networkx ``all_pairs_shortest_path_length``; weighted variants when the
+  weights are not all equal);
 - ``distances_from``: distances from one source to every router.
 
 With hop weights (every weight equal, as the Zoo's default rule gives) each peer runs its
-breadth-first variant where it has one: the strongest peer is the one to beat.
+breadth-first variant where it has one: the strongest peer is the one to beat. networkx, 10-300x
+slower than the others and never the strongest, runs on the first ``--nx-pairs`` pairs (and
+sources) only, its time still per pair.
 
-    python benchmarks/peers.py                                 # Cogentco and Kdl, 2,000 pairs, 5 reps
+Every ratio is printed with its spread: the repetitions are interleaved, so repetition i of a
+peer and of tpcstudy ran side by side; the ratio of each repetition's pair of times is taken,
+and the cell shows their median and range (the machine's noise hits both sides of a pair
+alike). ``--busy N`` starts N processes of a busy loop for the run (this script's own children,
+stopped by their pids at the end): the same rows with N CPUs kept busy.
+
+    python benchmarks/peers.py                                 # Abilene, Cogentco, Kdl: 2,000 pairs, 5 reps
+    python benchmarks/peers.py --busy 1                        # the same with one CPU kept busy
     python benchmarks/peers.py --topos Abilene --pairs 50 --reps 2 --out /tmp/peers
 
 Writes ``peers.json`` (every measurement, versions, the machine) and ``peers.md`` (the README's
@@ -53,6 +64,7 @@ import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -92,6 +104,7 @@ class Graphs:
             self.nbrs[a].append((b, c))
             self.nbrs[b].append((a, c))
         self.rx = self.ig = self.nx = None
+        self.fresh: Optional[tpcstudy.Topology] = None  # distance_matrix's topology (runners)
         if "rustworkx" in libs:
             import rustworkx as rx
 
@@ -233,9 +246,10 @@ OPS = [
 ]
 
 
-def runners(g: Graphs, pairs: List[Tuple[int, int]], sources: List[int]
+def runners(g: Graphs, pairs: List[Tuple[int, int]], sources: List[int], nx_pairs: Optional[int] = None
             ) -> Dict[str, Dict[str, Callable[[], Any]]]:
-    """op -> lib -> a function doing the whole measured work and returning its outputs."""
+    """op -> lib -> a function doing the whole measured work and returning its outputs
+    (networkx: on the first ``nx_pairs`` pairs and sources only, when given)."""
     topo = g.topo
     names = topo.names
     named = [(names[s], names[t]) for s, t in pairs]
@@ -250,16 +264,21 @@ def runners(g: Graphs, pairs: List[Tuple[int, int]], sources: List[int]
     r["shortest_paths"]["tpcstudy"] = lambda: [tpcstudy.shortest_paths(topo, s, t) for s, t in named]
     r["disjoint_paths"]["tpcstudy"] = lambda: [tpcstudy.edge_disjoint_paths(topo, s, t)
                                                for s, t in named]
-    r["disjoint_count"]["tpcstudy"] = lambda: [len(tpcstudy.edge_disjoint_paths(topo, s, t))
+    r["disjoint_count"]["tpcstudy"] = lambda: [tpcstudy.edge_disjoint_path_count(topo, s, t)
                                                for s, t in named]
     r["ecmp_ratios"]["tpcstudy"] = lambda: [tpcstudy.ecmp_ratios(topo, s, t) for s, t in named]
     r["segment_ratios"]["tpcstudy"] = lambda: P.segment_ratios(topo, S, T)
-    # The first call on this topology: a fresh Topology object sharing the compiled graph (the
-    # per-topology caches are keyed by the object), so nothing is reused from a previous call.
-    r["distance_matrix"]["tpcstudy"] = lambda: P.distance_matrix(copy.copy(topo))
+    # The first call: a Topology object sharing the compiled graph, made once here, on which
+    # no routing table is ever built (the per-topology caches are keyed by the object, and
+    # distance_matrix builds none; run_topology checks it after the timing), so every timed
+    # call computes the matrix, and none copies the topology.
+    fresh = g.fresh = copy.copy(topo)
+    r["distance_matrix"]["tpcstudy"] = lambda: P.distance_matrix(fresh)
     r["distances_from"]["tpcstudy"] = lambda: [P.shortest_distances(topo, s) for s in sources]
 
-    def recipe_batch(dist: Callable[[Graphs, int], Sequence[float]]) -> List[Dict]:
+    def recipe_batch(dist: Callable[[Graphs, int], Sequence[float]],
+                     pairs: List[Tuple[int, int]] = pairs,
+                     by_target: Dict[int, List[int]] = by_target) -> List[Dict]:
         out: List[Dict] = [{}] * len(pairs)
         for t, idx in by_target.items():
             d = dist(g, t)
@@ -297,18 +316,22 @@ def runners(g: Graphs, pairs: List[Tuple[int, int]], sources: List[int]
         import networkx as nx
 
         h, wn = g.nx, (None if g.unit else "weight")
+        npairs, nsources = pairs[:nx_pairs], sources[:nx_pairs]
+        nby_target: Dict[int, List[int]] = defaultdict(list)
+        for i, (_, t) in enumerate(npairs):
+            nby_target[t].append(i)
         r["shortest_paths"]["networkx"] = lambda: [list(nx.all_shortest_paths(h, s, t, weight=wn))
-                                                   for s, t in pairs]
+                                                   for s, t in npairs]
         r["disjoint_paths"]["networkx"] = lambda: [list(nx.edge_disjoint_paths(h, s, t))
-                                                   for s, t in pairs]
-        r["disjoint_count"]["networkx"] = lambda: [nx.edge_connectivity(h, s, t) for s, t in pairs]
-        r["ecmp_ratios"]["networkx"] = lambda: [ecmp_split(g, nx_dist(g, t), s, t) for s, t in pairs]
-        r["segment_ratios"]["networkx"] = lambda: recipe_batch(nx_dist)
+                                                   for s, t in npairs]
+        r["disjoint_count"]["networkx"] = lambda: [nx.edge_connectivity(h, s, t) for s, t in npairs]
+        r["ecmp_ratios"]["networkx"] = lambda: [ecmp_split(g, nx_dist(g, t), s, t) for s, t in npairs]
+        r["segment_ratios"]["networkx"] = lambda: recipe_batch(nx_dist, npairs, nby_target)
         if g.unit:
             r["distance_matrix"]["networkx"] = lambda: dict(nx.all_pairs_shortest_path_length(h))
         else:
             r["distance_matrix"]["networkx"] = lambda: dict(nx.all_pairs_dijkstra_path_length(h))
-        r["distances_from"]["networkx"] = lambda: [nx_dist(g, s) for s in sources]
+        r["distances_from"]["networkx"] = lambda: [nx_dist(g, s) for s in nsources]
     return r
 
 
@@ -413,6 +436,18 @@ def summary(xs: List[float], scale: float) -> Dict[str, float]:
     return {"median": statistics.median(xs) * scale, "min": min(xs) * scale, "max": max(xs) * scale}
 
 
+def spread(r: Dict[str, float]) -> str:
+    """A ratio with its spread over the repetitions: ``median x (min-max)``."""
+    return f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
+
+
+def _first_segments(ref: Any, k: int) -> Any:
+    """tpcstudy's segment_ratios output (CSR arrays) cut to its first ``k`` segments."""
+    off, arcs, fr = ref
+    end = int(off[k])
+    return off[:k + 1], arcs[:end], fr[:end]
+
+
 def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Dict[str, Any]:
     src = Path(args.zoo) / f"{name}.gml" if args.zoo else f"zoo/{name}"
     topo = tpcstudy.prune(tpcstudy.read_topology(src))
@@ -421,7 +456,8 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
     n = topo.num_nodes
     pairs = [tuple(rng.sample(range(n), 2)) for _ in range(args.pairs)]
     sources = [s for s, _ in pairs]
-    run = runners(g, pairs, sources)  # type: ignore[arg-type]
+    nx_pairs = min(args.nx_pairs, len(pairs))
+    run = runners(g, pairs, sources, nx_pairs)  # type: ignore[arg-type]
     tpcstudy.edge_disjoint_paths(topo, 0, 1)  # module and caches loaded before any timing
     result: Dict[str, Any] = {"topology": name, "routers": n, "links": topo.num_links,
                               "unit_weights": g.unit, "pairs": len(pairs), "ops": {}}
@@ -431,7 +467,12 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
         if args.ops and op.key not in args.ops:
             continue
         items = 1 if op.per == "call" else len(pairs)
-        scale = 1e3 if op.unit == "ms" else 1e6 / items
+
+        def scale_of(lib: str, op: Op = op, items: int = items) -> float:
+            if op.unit == "ms":
+                return 1e3
+            return 1e6 / (nx_pairs if lib == "networkx" else items)
+
         order = [lib for lib in libs if lib in fns]
         walls: Dict[str, List[float]] = {lib: [] for lib in order}
         cpus: Dict[str, List[float]] = {lib: [] for lib in order}
@@ -446,7 +487,12 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
             calls[lib] = max(1, min(1000, round(args.block / max(time.perf_counter() - t0, 1e-7))))
         checks: Dict[str, List[str]] = {}
         for lib in order[1:]:
-            checks[lib] = check(g, op.key, lib, outs["tpcstudy"], outs[lib], pairs, sources)
+            ref, ps, ss = outs["tpcstudy"], pairs, sources
+            if lib == "networkx" and op.per != "call":  # its subset of the pairs and sources
+                ps, ss = pairs[:nx_pairs], sources[:nx_pairs]
+                ref = (_first_segments(ref, nx_pairs) if op.key == "segment_ratios"
+                       else ref[:nx_pairs])
+            checks[lib] = check(g, op.key, lib, ref, outs[lib], ps, ss)  # type: ignore[arg-type]
             failed |= bool(checks[lib])
         for rep in range(args.reps):
             k = rep % len(order)
@@ -454,26 +500,34 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
                 wall, cpu = timed(fns[lib], calls[lib])
                 walls[lib].append(wall)
                 cpus[lib].append(cpu)
+        if op.key == "distance_matrix" and P._routing_if_built(g.fresh) is not None:
+            raise SystemExit("distance_matrix: a routing table was built on the first-call "
+                             "topology; the timing did not measure first calls")
         row: Dict[str, Any] = {"label": op.label, "unit": op.unit, "items": items, "libs": {}}
         for lib in order:
-            row["libs"][lib] = {"wall": summary(walls[lib], scale), "cpu": summary(cpus[lib], scale),
+            sc = scale_of(lib)
+            row["libs"][lib] = {"wall": summary(walls[lib], sc), "cpu": summary(cpus[lib], sc),
                                 "calls_per_timing": calls[lib],
                                 "check": "reference" if lib == "tpcstudy" else
                                 ("ok" if not checks[lib] else checks[lib][:5]),
                                 "check_failures": 0 if lib == "tpcstudy" else len(checks[lib])}
-        ours = row["libs"]["tpcstudy"]["wall"]["median"]
         peers = {lib: row["libs"][lib]["wall"]["median"] for lib in order[1:]}
+        for lib in order[1:]:  # per repetition: the two times of one interleaved round
+            per_rep = [(p * scale_of(lib)) / (o * scale_of("tpcstudy"))
+                       for p, o in zip(walls[lib], walls["tpcstudy"])]
+            row["libs"][lib]["ratio"] = summary(per_rep, 1.0)
         if peers:
             best = min(peers, key=lambda x: peers[x])
             row["strongest_peer"] = best
-            row["ratio"] = peers[best] / ours  # > 1: tpcstudy faster
+            row["ratio_spread"] = row["libs"][best]["ratio"]
+            row["ratio"] = row["ratio_spread"]["median"]  # > 1: tpcstudy faster
             row["verdict"] = ("ahead" if row["ratio"] >= 1.0 else
                               "tied" if row["ratio"] * TIE >= 1.0 else "behind")
         result["ops"][op.key] = row
-        line = "  ".join(f"{lib} {row['libs'][lib]['wall']['median']:.2f}" for lib in order)
+        line = "  ".join(f"{lib} {row['libs'][lib]['wall']['median']:.3g}" for lib in order)
         bad = {lib: c for lib, c in checks.items() if c}
         print(f"{name:9s} {op.key:16s} {op.unit:9s} {line}"
-              + (f"  -> {row['verdict']} ({row['ratio']:.2f}x vs {row['strongest_peer']})"
+              + (f"  -> {row['verdict']} {spread(row['ratio_spread'])} vs {row['strongest_peer']}"
                  if peers else "") + (f"  CHECK FAILED {bad}" if bad else ""), flush=True)
     result["failed"] = failed
     return result
@@ -484,45 +538,54 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if x < 100 else f"{x:.0f}"
 
 
+def _ratio_cell(row: Dict[str, Any], lib: str) -> str:
+    cell = row["libs"][lib]
+    if "ratio" in cell:
+        return spread(cell["ratio"])
+    return f"{cell['wall']['median'] / row['libs']['tpcstudy']['wall']['median']:.2f}x"  # old JSON
+
+
 def markdown(results: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
-    topos = " / ".join(r["topology"] for r in results)
+    busy = meta.get("busy", 0)
+    nx_note = (f" (networkx: the first {meta['nx_pairs']})" if meta.get("nx_pairs") else "")
     lines = [
-        f"`python benchmarks/peers.py` ({meta['pairs']} random ordered router pairs, the same for "
-        f"every library; {meta['reps']} interleaved repetitions, GC off; {meta['cpus']} CPUs; "
-        f"{', '.join(f'{k} {v}' for k, v in meta['versions'].items())}). Cells: median wall "
-        f"time, {topos}; peers: their time over tpcstudy's (higher: tpcstudy faster). Every "
-        f"output was checked against tpcstudy's for every pair.",
+        f"`python benchmarks/peers.py{f' --busy {busy}' if busy else ''}` ({meta['pairs']} random "
+        f"ordered router pairs{nx_note}, the same for every library; {meta['reps']} interleaved "
+        f"repetitions, GC off; {meta['cpus']} CPUs"
+        + (f", {busy} of them kept busy by another process" if busy else "")
+        + f"; load average {meta.get('loadavg', '?')} at the start; "
+        f"{', '.join(f'{k} {v}' for k, v in meta['versions'].items())}). tpcstudy: median wall "
+        f"time; peers: their time over tpcstudy's (higher: tpcstudy faster), the median of the "
+        f"repetitions' ratios with their range. Every output was checked against tpcstudy's "
+        f"for every pair.",
         "",
-        "| operation | tpcstudy | rustworkx | igraph | networkx | strongest peer | tpcstudy vs it |",
+        "| operation | topology | tpcstudy | rustworkx | igraph | networkx | tpcstudy vs the strongest |",
         "|---|---|---|---|---|---|---|",
     ]
     for op in OPS:
-        rows = [r["ops"].get(op.key) for r in results]
-        if not all(rows):
-            continue
-        cells = [" / ".join(fmt(row["libs"]["tpcstudy"]["wall"]["median"]) for row in rows)]
-        for lib in LIBS[1:]:
-            if all(lib in row["libs"] for row in rows):
-                ratios = [row["libs"][lib]["wall"]["median"] / row["libs"]["tpcstudy"]["wall"]["median"]
-                          for row in rows]
-                cells.append(" / ".join(f"{x:.2f}x" for x in ratios))
-            else:
-                cells.append("none")
-        best = " / ".join(row.get("strongest_peer", "-") for row in rows)
-        verdict = " / ".join(f"{row['verdict']} {row['ratio']:.2f}x" if "ratio" in row else "-"
-                             for row in rows)
-        lines.append(f"| {op.label}, {op.unit} | " + " | ".join(cells) + f" | {best} | {verdict} |")
+        for r in results:
+            row = r["ops"].get(op.key)
+            if not row:
+                continue
+            cells = [fmt(row["libs"]["tpcstudy"]["wall"]["median"])]
+            cells += [_ratio_cell(row, lib) if lib in row["libs"] else "none" for lib in LIBS[1:]]
+            verdict = (f"{row['verdict']} {_ratio_cell(row, row['strongest_peer'])} vs "
+                       f"{row['strongest_peer']}" if "ratio" in row else "-")
+            lines.append(f"| {op.label}, {op.unit} | {r['topology']} | " + " | ".join(cells)
+                         + f" | {verdict} |")
     cpu_rows = []
     for op in OPS:
-        rows = [r["ops"].get(op.key) for r in results]
-        if not all(rows):
-            continue
-        cpu_rows.append(f"| {op.key} | " + " | ".join(
-            " / ".join(f"{fmt(row['libs'][lib]['wall']['min'])}-{fmt(row['libs'][lib]['wall']['max'])}"
-                       f" (cpu {fmt(row['libs'][lib]['cpu']['median'])})" for row in rows)
-            if all(lib in row["libs"] for row in rows) else "none" for lib in LIBS) + " |")
-    lines += ["", f"Range over repetitions and median CPU time ({topos}, same units):", "",
-              "| operation | " + " | ".join(LIBS) + " |", "|---" * (len(LIBS) + 1) + "|", *cpu_rows]
+        for r in results:
+            row = r["ops"].get(op.key)
+            if not row:
+                continue
+            cpu_rows.append(f"| {op.key} | {r['topology']} | " + " | ".join(
+                f"{fmt(row['libs'][lib]['wall']['min'])}-{fmt(row['libs'][lib]['wall']['max'])}"
+                f" (cpu {fmt(row['libs'][lib]['cpu']['median'])})" if lib in row["libs"] else "none"
+                for lib in LIBS) + " |")
+    lines += ["", "Range of the wall times over the repetitions and median CPU time (same units):",
+              "", "| operation | topology | " + " | ".join(LIBS) + " |",
+              "|---" * (len(LIBS) + 2) + "|", *cpu_rows]
     return "\n".join(lines) + "\n"
 
 
@@ -551,13 +614,17 @@ def versions(libs: Sequence[str]) -> Dict[str, str]:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--zoo", default=None, help="a folder of Zoo GML files (default: the installed Zoo)")
-    ap.add_argument("--topos", nargs="+", default=["Cogentco", "Kdl"])
+    ap.add_argument("--topos", nargs="+", default=["Abilene", "Cogentco", "Kdl"])
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--block", type=float, default=0.05,
                     help="seconds one timed block of back-to-back calls lasts at least")
     ap.add_argument("--ops", nargs="*", default=None, help="only these operations")
+    ap.add_argument("--nx-pairs", type=int, default=100,
+                    help="networkx runs on this many of the pairs (and sources) only")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="keep N CPUs busy during the run (N busy-loop child processes)")
     ap.add_argument("--libs", nargs="+", default=list(LIBS[1:]), help="the peers to run")
     ap.add_argument("--out", default="benchmarks/results", help="folder for peers.json and peers.md")
     ap.add_argument("--readme", default=None,
@@ -577,8 +644,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(md)
         return 1 if data["failed"] else 0
     libs = ["tpcstudy"] + [x for x in LIBS[1:] if x in args.libs]
-    results = [run_topology(name, args, libs) for name in args.topos]
-    meta = {"pairs": args.pairs, "reps": args.reps, "seed": args.seed, "cpus": P.available_cpus(),
+    loadavg = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        if hogs:
+            time.sleep(0.5)  # let them start spinning
+        results = [run_topology(name, args, libs) for name in args.topos]
+    finally:
+        for h in hogs:  # ours: stopped by the pid we started
+            h.kill()
+            h.wait()
+    meta = {"pairs": args.pairs, "nx_pairs": min(args.nx_pairs, args.pairs), "busy": args.busy,
+            "loadavg": loadavg, "reps": args.reps, "seed": args.seed, "cpus": P.available_cpus(),
             "threads": P.default_threads(), "versions": versions(libs),
             "python": sys.version.split()[0], "machine": platform.machine(),
             "processor": platform.processor(), "rayon_threads": os.environ.get("RAYON_NUM_THREADS")}

@@ -38,6 +38,49 @@ nb::ndarray<nb::numpy, T, nb::ndim<2>> matrix(std::vector<T>&& v, size_t rows, s
 
 std::vector<int32_t> vec(const I32In& a) { return std::vector<int32_t>(a.data(), a.data() + a.shape(0)); }
 
+// The light call path of single-pair calls (issue 42): Python lists and dicts built with the C
+// API, no numpy array per call (creating one costs about as much as a small graph's search).
+// `labels`, when given, is a list of at least n objects (the router names): node x comes out as
+// labels[x] (a new reference to the same object), else as the int x.
+PyObject* node_object(PyObject* labels, int32_t x) {
+    if (labels) {
+        PyObject* o = PyList_GET_ITEM(labels, x);
+        Py_INCREF(o);
+        return o;
+    }
+    return PyLong_FromLong(x);
+}
+
+PyObject* labels_of(const tpc::Graph& g, const nb::object& labels) {
+    if (labels.is_none()) return nullptr;
+    if (!PyList_Check(labels.ptr()) || PyList_GET_SIZE(labels.ptr()) < g.n)
+        throw nb::value_error("labels must be a list with one entry per node");
+    return labels.ptr();
+}
+
+// A list of lists: list i holds items[offsets[i] .. offsets[i + 1]) as node objects.
+nb::object node_lists(const tpc::Csr<int32_t>& c, PyObject* labels) {
+    const int64_t count = c.size();
+    nb::object out = nb::steal(PyList_New(count));
+    if (!out.is_valid()) throw nb::python_error();
+    for (int64_t p = 0; p < count; ++p) {
+        const int64_t a = c.offsets[p], b = c.offsets[p + 1];
+        PyObject* path = PyList_New(b - a);
+        if (!path) throw nb::python_error();
+        PyList_SET_ITEM(out.ptr(), p, path);  // owned by out from here
+        for (int64_t i = a; i < b; ++i) {
+            PyObject* o = node_object(labels, c.items[static_cast<size_t>(i)]);
+            if (!o) throw nb::python_error();
+            PyList_SET_ITEM(path, i - a, o);
+        }
+    }
+    return out;
+}
+
+void check_node(const tpc::Graph& g, int32_t x) {
+    if (x < 0 || x >= g.n) throw nb::index_error("node id out of range");
+}
+
 // The work estimates of gil.hpp: one search (n + m), a batch of `items` searches, a table.
 double search_work(const tpc::Graph& g) { return static_cast<double>(g.n) + g.num_arcs(); }
 double batch_work(const tpc::Graph& g, size_t items) { return static_cast<double>(items) * search_work(g); }
@@ -64,6 +107,36 @@ void bind_paths(nb::module_& m) {
           },
           "graph"_a, "source"_a, "target"_a, "limit"_a,
           "Every shortest path (lexicographic), at most limit: (offsets, nodes).");
+    m.def("shortest_paths_list",
+          [](const tpc::Graph& g, int32_t s, int32_t t, int64_t limit, nb::object labels) {
+              check_node(g, s);
+              check_node(g, t);
+              PyObject* lab = labels_of(g, labels);
+              tpc::Csr<int32_t> c =
+                  tpcb::call(search_work(g), [&] { return tpc::shortest_paths(g, s, t, limit); });
+              return node_lists(c, lab);
+          },
+          "graph"_a, "source"_a, "target"_a, "limit"_a, "labels"_a.none() = nb::none(),
+          "Every shortest path (lexicographic), at most limit, as lists of labels[x] (or ids).");
+    m.def("ecmp_ratios_dict",
+          [](const tpc::Graph& g, int32_t s, int32_t t, nb::object keys) {
+              check_node(g, s);
+              check_node(g, t);
+              if (!PyList_Check(keys.ptr()) || PyList_GET_SIZE(keys.ptr()) < g.num_arcs())
+                  throw nb::value_error("keys must be a list with one entry per arc");
+              std::vector<int32_t> arcs;
+              std::vector<double> fr;
+              tpcb::call(search_work(g), [&] { tpc::ecmp_ratios(g, s, t, arcs, fr); });
+              nb::dict out;
+              for (size_t i = 0; i < arcs.size(); ++i) {
+                  nb::object f = nb::steal(PyFloat_FromDouble(fr[i]));
+                  if (PyDict_SetItem(out.ptr(), PyList_GET_ITEM(keys.ptr(), arcs[i]), f.ptr()) != 0)
+                      throw nb::python_error();
+              }
+              return out;
+          },
+          "graph"_a, "source"_a, "target"_a, "keys"_a,
+          "ECMP fraction per arc of segment s -> t as {keys[arc]: fraction}.");
     m.def("ecmp_ratios",
           [](const tpc::Graph& g, int32_t s, int32_t t) {
               std::vector<int32_t> arcs;
@@ -98,7 +171,8 @@ void bind_paths(nb::module_& m) {
              [](tpc::Routing* self, const tpc::Graph& g, int32_t threads) {
                  tpcb::call(table_work(g), [&] { new (self) tpc::Routing(g, threads); });
              },
-             "graph"_a, "threads"_a = 0)
+             // the table references the graph (no copy of the topology): keep it alive
+             nb::keep_alive<1, 2>(), "graph"_a, "threads"_a = 0)
         .def_prop_ro("n", &tpc::Routing::n)
         .def("distances",
              [](const tpc::Routing& r) {
@@ -131,6 +205,8 @@ void bind_paths(nb::module_& m) {
              "prices"_a,
              "(cost, next): cheapest single shortest path of every pair by price, and its first arc.");
 
+    m.def("free_cpus", &tpc::free_cpus,
+          "CPUs free now: online CPUs less the other runnable tasks (/proc/loadavg), at least 1.");
     m.def("hardware_threads", &tpc::hardware_threads,
           "CPUs this process may run on (its CPU affinity), the most threads any call uses.");
 
@@ -147,6 +223,28 @@ void bind_paths(nb::module_& m) {
           "graph"_a, "prices"_a, "sources"_a, "targets"_a, "limit"_a, "threads"_a = 0,
           "Cheapest path price of each pair when below limit (else inf).");
 
+    m.def("best_sr_path_one",
+          [](F64In2 cost, int32_t s, int32_t t, int32_t k, nb::object labels) {
+              if (cost.shape(0) != cost.shape(1)) throw nb::value_error("cost matrix is not square");
+              const int32_t n = static_cast<int32_t>(cost.shape(0));
+              if (s < 0 || s >= n || t < 0 || t >= n) throw nb::index_error("node id out of range");
+              PyObject* lab = nullptr;
+              if (!labels.is_none()) {
+                  if (!PyList_Check(labels.ptr()) || PyList_GET_SIZE(labels.ptr()) < n)
+                      throw nb::value_error("labels must be a list with one entry per node");
+                  lab = labels.ptr();
+              }
+              tpc::SrPaths r = tpcb::call(std::max(k - 1, 1) * static_cast<double>(n) * n / 40.0, [&] {
+                  return tpc::best_sr_paths(n, cost.data(), {s}, {t}, k, 1);
+              });
+              tpc::Csr<int32_t> wp;
+              wp.items = std::move(r.waypoints);
+              wp.close();
+              nb::object lists = node_lists(wp, lab);
+              return nb::make_tuple(r.values[0], nb::borrow(PyList_GET_ITEM(lists.ptr(), 0)));
+          },
+          "costs"_a, "source"_a, "target"_a, "k"_a, "labels"_a.none() = nb::none(),
+          "Cheapest sr-path of one pair with at most k segments: (value, waypoints).");
     m.def("best_sr_paths",
           [](F64In2 cost, I32In sources, I32In targets, int32_t k, int32_t threads) {
               if (cost.shape(0) != cost.shape(1)) throw nb::value_error("cost matrix is not square");
@@ -204,21 +302,27 @@ void bind_paths(nb::module_& m) {
     // microseconds, not the array wrapping of the batch call.
     m.def("disjoint_paths_one",
           [](const tpc::Graph& g, const tpc::Routing* routing, int32_t source, int32_t target,
-             int32_t method, int32_t k) {
+             int32_t method, int32_t k, nb::object labels) {
               if (method < 0 || method > 2) throw nb::value_error("method must be 0, 1 or 2");
-              tpc::DisjointPaths r = tpcb::call(search_work(g), [&] {
-                  return tpc::disjoint_paths(g, routing, {source}, {target},
-                                             static_cast<tpc::DisjointMethod>(method), k, 1);
+              PyObject* lab = labels_of(g, labels);
+              tpc::Csr<int32_t> r = tpcb::call(search_work(g), [&] {
+                  return tpc::disjoint_paths_one(g, routing, source, target,
+                                                 static_cast<tpc::DisjointMethod>(method), k);
               });
-              nb::list out;
-              for (size_t p = 0; p + 1 < r.nodes.offsets.size(); ++p) {
-                  nb::list path;
-                  for (int64_t i = r.nodes.offsets[p]; i < r.nodes.offsets[p + 1]; ++i)
-                      path.append(r.nodes.items[static_cast<size_t>(i)]);
-                  out.append(path);
-              }
-              return out;
+              return node_lists(r, lab);
           },
           "graph"_a, "routing"_a.none(), "source"_a, "target"_a, "method"_a, "k"_a,
-          "Link-disjoint paths of one pair as lists of node ids, in the order found.");
+          "labels"_a.none() = nb::none(),
+          "Link-disjoint paths of one pair as lists of labels[x] (or node ids), in the order found.");
+    m.def("disjoint_count_one",
+          [](const tpc::Graph& g, const tpc::Routing* routing, int32_t source, int32_t target,
+             int32_t method, int32_t k) {
+              if (method < 0 || method > 2) throw nb::value_error("method must be 0, 1 or 2");
+              return tpcb::call(search_work(g), [&] {
+                  return tpc::disjoint_count_one(g, routing, source, target,
+                                                 static_cast<tpc::DisjointMethod>(method), k);
+              });
+          },
+          "graph"_a, "routing"_a.none(), "source"_a, "target"_a, "method"_a, "k"_a,
+          "How many link-disjoint paths one pair has (max: no flow decomposition).");
 }

@@ -8,7 +8,7 @@
   import them by name;
 - fuzzing helpers (:func:`mutated`, :func:`deadline`, :data:`FUZZ_SETTINGS`);
 - a small column-generation LP family (:func:`cg_instance`, :func:`column_generation`): every LP
-  backend must reach the same optimum on it, and ``scripts/bench_lp.py`` times HiGHS on it.
+  backend must reach the same optimum on it, and ``benchmarks/lp.py`` times HiGHS on it.
 """
 
 from __future__ import annotations

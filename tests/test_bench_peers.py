@@ -43,9 +43,12 @@ def test_peers_benchmark_runs_and_checks(tmp_path, zoo_installed):
             if lib != "tpcstudy":
                 assert cell["check"] == "ok", (key, lib, cell["check"])
         assert row["verdict"] in ("ahead", "tied", "behind")
+        spread = row["ratio_spread"]  # the ratio of each repetition's pair of times
+        assert spread["min"] <= row["ratio"] == spread["median"] <= spread["max"]
     assert "rustworkx" not in ops["disjoint_paths"]["libs"]  # it has no max flow
     md = (tmp_path / "peers.md").read_text()
-    assert md.count("\n| ") >= len(peers.OPS) * 2 and "strongest peer" in md
+    assert md.count("\n| ") >= len(peers.OPS) * 2 + 2 and "tpcstudy vs the strongest" in md
+    assert "x (" in md  # ratios printed with their spread
 
 
 def test_peers_checks_catch_wrong_outputs(zoo_installed):

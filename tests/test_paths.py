@@ -276,3 +276,78 @@ def test_array_layer_takes_ids_not_names():
     assert P.dag_arcs(t, 0, 2).tolist() == sorted([t.arc_of("1", "0"), t.arc_of("0", "2")])
     with pytest.raises(UsageError, match="7"):
         P.shortest_distances(t, 7)
+
+
+# ----------------------------------------------------------------- the light call path (issue 42)
+def test_disjoint_count_is_the_number_of_paths_every_method():
+    t = _trap()
+    for method, k in (("max", None), ("greedy", None), ("sps", 4), ("sps", 1)):
+        assert P.edge_disjoint_path_count(t, "s", "t", method=method, k=k) == len(
+            P.edge_disjoint_paths(t, "s", "t", method=method, k=k))
+    assert P.edge_disjoint_path_count(t, "s", "t") == 2  # max, by hand (test_greedy_trap)
+    assert P.edge_disjoint_path_count(t, "s", "s") == 0
+    with pytest.raises(UsageError):
+        P.edge_disjoint_path_count(t, "s", "nowhere")
+
+
+def test_single_pair_lists_match_the_batch_arrays():
+    """The list-building bindings give what the array bindings give, names or ids, and they
+    leave their per-thread buffers clean: a second graph (larger, then smaller) after the
+    first answers as on its own."""
+    import tpcstudy._core as C
+
+    small = _topo([("a", "b"), ("b", "c"), ("a", "d"), ("d", "c"), ("c", "e")])
+    big = _topo([(i, (i + 1) % 12) for i in range(12)] + [(0, 6), (3, 9)])
+    for t in (small, big, small, big):
+        g, n = t.graph, t.num_nodes
+        for s in range(n):
+            for d in range(n):
+                off, nodes = C.shortest_paths(g, s, d, 1000)
+                want = [nodes[a:b].tolist() for a, b in zip(off[:-1], off[1:])]
+                assert C.shortest_paths_list(g, s, d, 1000) == want
+                assert C.shortest_paths_list(g, s, d, 1000, t.names) == [
+                    [t.names[x] for x in p] for p in want]
+                arcs, fr = C.ecmp_ratios(g, s, d)
+                assert C.ecmp_ratios_dict(g, s, d, list(range(2 * t.num_links))) == dict(
+                    zip(arcs.tolist(), fr.tolist()))
+    with pytest.raises(IndexError):
+        C.shortest_paths_list(small.graph, 0, 99, 10)
+    with pytest.raises(ValueError):
+        C.shortest_paths_list(small.graph, 0, 1, 10, ["too", "short"])
+
+
+def test_routing_keeps_its_graph_alive():
+    """The routing table references the graph instead of copying it: dropping every other
+    reference to the graph must not free it under the table."""
+    import gc
+
+    import tpcstudy._core as C
+
+    t = _topo([("a", "b"), ("b", "c"), ("a", "d"), ("d", "c")])
+    routing = C.Routing(C.Graph(t.num_nodes, t.arc_src, t.arc_dst, t.arc_weight), 1)
+    gc.collect()
+    np.testing.assert_array_equal(routing.distances(), P.distance_matrix(t))
+    assert routing.segment_costs(np.ones(2 * t.num_links))[0, 2] == 2.0
+
+
+def test_free_cpus_reads_the_running_count():
+    """free_cpus is the online CPUs less the other runnable tasks of /proc/loadavg's fourth
+    field (at least 1). The count moves between two reads, so the core's answer must match a
+    reading taken just before or just after it in one of several tries."""
+    import os
+
+    path = "/proc/loadavg"
+    if not os.path.exists(path):
+        pytest.skip("no /proc/loadavg")
+
+    def mine() -> int:
+        with open(path) as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+        return max(1, os.sysconf("SC_NPROCESSORS_ONLN") - (running - 1))
+
+    for _ in range(50):
+        before, got, after = mine(), P.free_cpus(), mine()
+        if got in (before, after):
+            break
+    assert got in (before, after), (before, got, after)
+    assert 1 <= got <= os.sysconf("SC_NPROCESSORS_ONLN")

@@ -35,13 +35,16 @@ public:
         }
     }
 
-    std::vector<PathOut> run(int32_t s, int32_t t, DisjointMethod method) {
+    // `paths` false: only how many (max skips its flow decomposition; the others find the
+    // paths anyway, since each path's links decide the next one). Then `out` holds that many
+    // empty records.
+    std::vector<PathOut> run(int32_t s, int32_t t, DisjointMethod method, bool paths = true) {
         std::vector<PathOut> out;
         if (s == t) return out;
         std::fill(arc_alive_.begin(), arc_alive_.end(), 1);
         dead_arcs_.clear();
         switch (method) {
-            case DisjointMethod::max: max_flow(s, t, out); break;
+            case DisjointMethod::max: max_flow(s, t, out, paths); break;
             case DisjointMethod::greedy: greedy(s, t, out); break;
             case DisjointMethod::sps: sps(s, t, out); break;
         }
@@ -102,7 +105,7 @@ private:
     // Unit capacity in each direction of a link; pushing along a cancels flow on a ^ 1 first, so
     // at most one direction of a link carries flow and the residual capacity of a is 1 iff
     // flow[a] == 0.
-    void max_flow(int32_t s, int32_t t, std::vector<PathOut>& out) {
+    void max_flow(int32_t s, int32_t t, std::vector<PathOut>& out, bool paths) {
         std::fill(flow_.begin(), flow_.end(), 0);
         int32_t count = 0;
         // No more paths than links at either end: stop there and skip the final, failing search.
@@ -137,6 +140,10 @@ private:
                 v = g_.src[a];
             }
             ++count;
+        }
+        if (!paths) {
+            out.resize(static_cast<size_t>(count));
+            return;
         }
         // Decompose: walk from s along unused flow arcs (smallest arc id first), cutting cycles.
         std::fill(used_.begin(), used_.end(), 0);
@@ -564,24 +571,54 @@ void check_pairs(const Graph& g, const std::vector<int32_t>& sources,
                                     std::to_string(targets[i]) + ") has a node id out of range");
 }
 
+// What every disjoint-path entry point needs of its input (the arcs' pairing was checked once,
+// when the graph was built: Graph::arcs_paired).
+void check_disjoint(const Graph& g, const Routing* routing, DisjointMethod method, int32_t k) {
+    if (!g.arcs_paired)
+        throw std::invalid_argument("disjoint paths need arcs in reverse pairs (2i, 2i + 1)");
+    if (method == DisjointMethod::sps) {
+        if (!routing) throw std::invalid_argument("sps needs the routing table");
+        if (routing->n() != g.n) throw std::invalid_argument("routing table of another graph");
+        if (k < 1) throw std::invalid_argument("segment limit k = " + std::to_string(k) + " < 1");
+    }
+}
+
+void check_node(const Graph& g, int32_t x) {
+    if (x < 0 || x >= g.n)
+        throw std::out_of_range("node id " + std::to_string(x) + " out of range");
+}
+
 }  // namespace
+
+Csr<int32_t> disjoint_paths_one(const Graph& g, const Routing* routing, int32_t s, int32_t t,
+                                DisjointMethod method, int32_t k) {
+    check_node(g, s);
+    check_node(g, t);
+    check_disjoint(g, routing, method, k);
+    Worker w(g, routing, std::max(k, 1));
+    Csr<int32_t> out;
+    for (auto& p : w.run(s, t, method)) {
+        out.items.insert(out.items.end(), p.nodes.begin(), p.nodes.end());
+        out.close();
+    }
+    return out;
+}
+
+int32_t disjoint_count_one(const Graph& g, const Routing* routing, int32_t s, int32_t t,
+                           DisjointMethod method, int32_t k) {
+    check_node(g, s);
+    check_node(g, t);
+    check_disjoint(g, routing, method, k);
+    Worker w(g, routing, std::max(k, 1));
+    return static_cast<int32_t>(w.run(s, t, method, false).size());
+}
 
 DisjointPaths disjoint_paths(const Graph& g, const Routing* routing,
                              const std::vector<int32_t>& sources,
                              const std::vector<int32_t>& targets, DisjointMethod method,
                              int32_t k, int32_t threads) {
     check_pairs(g, sources, targets);
-    if (g.num_arcs() % 2 != 0)
-        throw std::invalid_argument("disjoint paths need arcs in reverse pairs (2i, 2i + 1)");
-    for (int32_t a = 0; a < g.num_arcs(); a += 2)
-        if (g.src[a] != g.dst[a + 1] || g.dst[a] != g.src[a + 1])
-            throw std::invalid_argument("arc " + std::to_string(a + 1) +
-                                        " is not the reverse of arc " + std::to_string(a));
-    if (method == DisjointMethod::sps) {
-        if (!routing) throw std::invalid_argument("sps needs the routing table");
-        if (routing->n() != g.n) throw std::invalid_argument("routing table of another graph");
-        if (k < 1) throw std::invalid_argument("segment limit k = " + std::to_string(k) + " < 1");
-    }
+    check_disjoint(g, routing, method, k);
     size_t p = sources.size();
     std::vector<std::vector<PathOut>> per(p);
     // Hand out pairs grouped by target, so per-target work (greedy's first search) is shared.

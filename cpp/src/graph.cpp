@@ -33,6 +33,9 @@ Graph::Graph(int32_t n_, std::vector<int32_t> src_, std::vector<int32_t> dst_,
     }
     for (size_t a = 1; a < weight.size(); ++a)
         if (weight[a] != weight[0]) uniform_weights = false;
+    arcs_paired = src.size() % 2 == 0;
+    for (size_t a = 0; arcs_paired && a < src.size(); a += 2)
+        arcs_paired = src[a] == dst[a + 1] && dst[a] == src[a + 1];
     build_csr(n, src, out_offsets, out_arcs);
     build_csr(n, dst, in_offsets, in_arcs);
     out_heads.resize(out_arcs.size());

@@ -69,10 +69,33 @@ std::vector<double> dijkstra(const Graph& g, int32_t root, const uint8_t* alive,
 // d(u)) from a settled u never takes them, so the DAGs between the root and the wanted nodes
 // read exact values only. Breadth-first: a node's distance is final when it is discovered,
 // and when a node of level L is discovered every node of a lower level already is.
+// A search's arrays, kept between calls by the single-pair entry points (one set per thread):
+// a call on a small graph then allocates nothing but its answer. Clean between calls: every
+// d is kInf, every want 0 (Search::release restores that); at least as long as the largest
+// graph searched, which is all a search reads.
+struct SearchBuffers {
+    std::vector<double> d;
+    std::vector<uint8_t> want;
+    std::vector<int32_t> touched, wanted;
+    std::vector<std::pair<double, int32_t>> heap;
+};
+
 template <bool Forward>
 class Search {
 public:
     explicit Search(const Graph& g) : g_(g), d_(g.n, kInf), want_(g.n, 0) {}
+    // Borrow clean buffers (give them back with release()).
+    Search(const Graph& g, SearchBuffers&& b)
+        : g_(g), d_(std::move(b.d)), want_(std::move(b.want)), touched_(std::move(b.touched)),
+          wanted_(std::move(b.wanted)), heap_(std::move(b.heap)) {
+        if (d_.size() < static_cast<size_t>(g.n)) d_.resize(g.n, kInf);
+        if (want_.size() < static_cast<size_t>(g.n)) want_.resize(g.n, 0);
+    }
+    SearchBuffers release() {
+        reset();
+        return SearchBuffers{std::move(d_), std::move(want_), std::move(touched_),
+                             std::move(wanted_), std::move(heap_)};
+    }
 
     const double* dist() const { return d_.data(); }
     std::vector<double>& dist_vector() { return d_; }
@@ -258,64 +281,93 @@ std::vector<int32_t> dag_arcs(const Graph& g, int32_t s, int32_t t) {
 }
 
 Csr<int32_t> shortest_paths(const Graph& g, int32_t s, int32_t t, int64_t limit) {
-    std::vector<double> dt = distances_for_pair(g, s, t);
+    check_node(g, s, "source");
+    check_node(g, t, "target");
+    // The distances to t (the search stops once s is settled) and the DFS's lists live in
+    // per-thread buffers: one pair on a small graph allocates only its answer.
+    struct DfsBuffers {
+        std::vector<int32_t> start;  // first of u's next nodes in items, -1: not listed yet
+        std::vector<int32_t> count, items, listed, path, child;
+    };
+    thread_local SearchBuffers search_buffers;
+    thread_local DfsBuffers dfs;
+    Search<false> search(g, std::move(search_buffers));
+    search.want(s);
+    search.run(t);
+    const double* dt = search.dist();
     Csr<int32_t> out;
-    if (!(dt[s] < kInf) || limit <= 0) return out;
-    if (s == t) {
+    if (dt[s] < kInf && limit > 0 && s == t) {
         out.items.push_back(s);
         out.close();
-        return out;
+    } else if (dt[s] < kInf && limit > 0) {
+        if (dfs.start.size() < static_cast<size_t>(g.n)) {
+            dfs.start.resize(g.n, -1);
+            dfs.count.resize(g.n, 0);
+        }
+        for (int32_t u : dfs.listed) dfs.start[u] = -1;  // a call that threw left some
+        dfs.items.clear();
+        dfs.listed.clear();
+        // Distinct next nodes of u, sorted by id (parallel arcs give the same node), listed
+        // on first visit.
+        auto list = [&](int32_t u) {
+            const int32_t first = static_cast<int32_t>(dfs.items.size());
+            for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i)
+                if (is_next_hop(g, dt, g.out_arcs[i])) dfs.items.push_back(g.out_heads[i]);
+            std::sort(dfs.items.begin() + first, dfs.items.end());
+            dfs.items.erase(std::unique(dfs.items.begin() + first, dfs.items.end()), dfs.items.end());
+            dfs.start[u] = first;
+            dfs.count[u] = static_cast<int32_t>(dfs.items.size()) - first;
+            dfs.listed.push_back(u);
+        };
+        // Iterative DFS: path nodes and, per depth, the index of the next child to try.
+        auto& path = dfs.path;
+        auto& child = dfs.child;
+        path.assign(1, s);
+        child.assign(1, 0);
+        list(s);
+        while (!path.empty()) {
+            const int32_t u = path.back();
+            if (u == t) {
+                out.items.insert(out.items.end(), path.begin(), path.end());
+                out.close();
+                if (out.size() >= limit) break;
+                path.pop_back();
+                child.pop_back();
+                continue;
+            }
+            int32_t& c = child.back();
+            if (c >= dfs.count[u]) {
+                path.pop_back();
+                child.pop_back();
+                continue;
+            }
+            const int32_t v = dfs.items[static_cast<size_t>(dfs.start[u] + c++)];
+            if (dfs.start[v] < 0) list(v);
+            path.push_back(v);
+            child.push_back(0);
+        }
+        for (int32_t u : dfs.listed) dfs.start[u] = -1;
     }
-    // Distinct next nodes of every node, sorted by id (parallel arcs give the same node list).
-    auto next_nodes = [&](int32_t u) {
-        std::vector<int32_t> v;
-        for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i)
-            if (is_next_hop(g, dt.data(), g.out_arcs[i])) v.push_back(g.dst[g.out_arcs[i]]);
-        std::sort(v.begin(), v.end());
-        v.erase(std::unique(v.begin(), v.end()), v.end());
-        return v;
-    };
-    std::vector<std::vector<int32_t>> nxt(g.n);
-    std::vector<uint8_t> done(g.n, 0);
-    // Iterative DFS: path nodes and, per depth, the index of the next child to try.
-    std::vector<int32_t> path{s}, child{0};
-    nxt[s] = next_nodes(s);
-    done[s] = 1;
-    while (!path.empty()) {
-        int32_t u = path.back();
-        if (u == t) {
-            out.items.insert(out.items.end(), path.begin(), path.end());
-            out.close();
-            if (out.size() >= limit) break;
-            path.pop_back();
-            child.pop_back();
-            continue;
-        }
-        int32_t& c = child.back();
-        if (c >= static_cast<int32_t>(nxt[u].size())) {
-            path.pop_back();
-            child.pop_back();
-            continue;
-        }
-        int32_t v = nxt[u][c++];
-        if (!done[v]) {
-            nxt[v] = next_nodes(v);
-            done[v] = 1;
-        }
-        path.push_back(v);
-        child.push_back(0);
-    }
+    search_buffers = search.release();
     return out;
 }
 
 void ecmp_ratios(const Graph& g, int32_t s, int32_t t, std::vector<int32_t>& arcs,
                  std::vector<double>& fractions) {
-    std::vector<double> dt = distances_for_pair(g, s, t);
+    check_node(g, s, "source");
+    check_node(g, t, "target");
+    thread_local SearchBuffers search_buffers;  // as in shortest_paths: no allocation per pair
+    thread_local std::vector<std::pair<int32_t, double>> out;
+    Search<false> search(g, std::move(search_buffers));
+    search.want(s);
+    search.run(t);
     Propagator prop(g);
-    std::vector<std::pair<int32_t, double>> out;
-    prop.run(dt.data(), s, t, out);
+    prop.run(search.dist(), s, t, out);
+    search_buffers = search.release();
     arcs.clear();
     fractions.clear();
+    arcs.reserve(out.size());
+    fractions.reserve(out.size());
     for (auto& [a, f] : out) {
         arcs.push_back(a);
         fractions.push_back(f);
@@ -571,7 +623,10 @@ Routing::Routing(const Graph& g, int32_t threads) : g_(g) {
     from_order_.assign(nn, 0);
     from_len_.assign(n, 0);
     nh_off_.assign(nz * (nz + 1), 0);
-    const int32_t nt = thread_count(threads, nz / 8);
+    // A thread per 8 destinations and per ~50,000 node and arc visits at most (a search and
+    // a DAG per destination): a small table is built inline, not after a thread's ~50 us start.
+    const size_t visits = nz * (nz + static_cast<size_t>(g_.num_arcs()));
+    const int32_t nt = thread_count(threads, std::min(nz / 8, visits / 50000));
     // Destinations: distances to b, the nodes by distance to b, the next hops towards b. Each
     // destination's next-hop arcs go to a list of its own (offsets relative to it), joined in
     // destination order below, so the tables do not depend on the threads.
@@ -798,8 +853,9 @@ std::vector<double> path_price_bounds(const Graph& g, const double* price,
             }
         }
     };
-    // One thread per 8 sources at most.
-    run_threads(thread_count(threads, ng / 8), work);
+    // One thread per 8 sources and per ~50,000 node and arc visits at most.
+    const size_t visits = ng * (static_cast<size_t>(g.n) + static_cast<size_t>(g.num_arcs()));
+    run_threads(thread_count(threads, std::min(ng / 8, visits / 50000)), work);
     return out;
 }
 

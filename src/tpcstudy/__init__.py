@@ -5,7 +5,7 @@ The public API (names fixed; notebooks and scripts rely on them):
 - topologies: :func:`read_topology`, :func:`read_topologies`, :func:`read_demands`,
   :func:`prune`, :class:`Topology`
 - paths (C++ core): :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`,
-  :func:`edge_disjoint_paths`
+  :func:`edge_disjoint_paths`, :func:`edge_disjoint_path_count`
 - the max-flow LP: :func:`max_flow`, and the heavy-hitter pairs it is solved for,
   :func:`heavy_pairs`
 - path tables for the TPC agent: :func:`path_table`, :func:`write_paths`, :func:`default_plan`,
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
         DisjointPathBatch,
         SrPath,
         ecmp_ratios,
+        edge_disjoint_path_count,
         edge_disjoint_paths,
         shortest_paths,
         sr_path,
@@ -65,7 +66,7 @@ _LAZY: Dict[str, str] = {
     **dict.fromkeys(["MaxFlowResult", "max_flow"], "maxflow"),
     "heavy_pairs": "pairs",
     **dict.fromkeys(["DisjointPath", "DisjointPathBatch", "SrPath", "ecmp_ratios",
-                     "edge_disjoint_paths",
+                     "edge_disjoint_paths", "edge_disjoint_path_count",
                      "shortest_paths", "sr_path"], "paths"),
     **dict.fromkeys(["DisjointConfig", "MaxflowConfig", "run_disjoint_study",
                      "run_maxflow_study"], "study"),
@@ -74,7 +75,7 @@ _LAZY: Dict[str, str] = {
 
 __all__ = [
     "Topology", "prune", "read_topology", "read_topologies", "read_demands",
-    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
+    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths", "edge_disjoint_path_count",
     "SrPath", "DisjointPath", "DisjointPathBatch", "max_flow", "heavy_pairs", "MaxFlowResult",
     "path_table", "write_paths", "PathTable", "Entry", "PathRecord", "AddressPlan", "default_plan",
     "read_plan", "MaxflowConfig", "run_maxflow_study", "DisjointConfig", "run_disjoint_study",

@@ -1,4 +1,4 @@
-"""Synthetic ISP-like topologies for scale tests (``scripts/bench_large.py``).
+"""Synthetic ISP-like topologies for scale tests (``benchmarks/large.py``).
 
 :func:`isp_topology` draws a reproducible two-level network: a geographic core (random points
 in a box of latitude/longitude, joined by their Euclidean minimum spanning tree, then each core

@@ -27,6 +27,9 @@ struct Graph {
     // distances as Dijkstra's, bit for bit (each level's distance is the previous one's plus
     // that weight, whichever path reaches it).
     bool uniform_weights = true;
+    // Arcs come in reverse pairs (arc 2i + 1 is arc 2i backwards), as the Python Topology
+    // numbers them: what the link-disjoint paths need (checked once here, not on every call).
+    bool arcs_paired = true;
 
     Graph() = default;
     Graph(int32_t n, std::vector<int32_t> src, std::vector<int32_t> dst, std::vector<double> weight);

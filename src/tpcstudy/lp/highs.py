@@ -61,7 +61,7 @@ class HighsModel(ModelBase):
         fastest everywhere: REPETITA Cogentco with its 38,612 demand-bounded pairs, sr k=4, LP
         4.9 s (primal 7.3 s, dual 282 s); Zoo Kdl 10 % heavy pairs, sr k=4, LP 1.65 s (primal
         5.5 s, dual 1.7 s).
-        Earlier synthetic measurements (``python scripts/bench_lp.py``: 2-segment column
+        Earlier synthetic measurements (``python benchmarks/lp.py``: 2-segment column
         generation, random graphs of 150-400 nodes): primal is up to 2x
         faster on small LPs (< 3,000 columns, a few ms per solve) but dual is 1.5-2.5x faster
         on the large ones (10,000 columns x 1,600 rows) that dominate a study's run time, both

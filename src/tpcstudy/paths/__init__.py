@@ -4,7 +4,9 @@ Every computation runs in the C++ core; this module converts names to ids and ar
 objects. Two layers:
 
 - **Named functions** for people and notebooks (routers by name or id, lists and dicts out):
-  :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`, :func:`edge_disjoint_paths`.
+  :func:`shortest_paths`, :func:`ecmp_ratios`, :func:`sr_path`, :func:`edge_disjoint_paths`,
+  :func:`edge_disjoint_path_count`. One pair or one source on a small graph costs about a
+  microsecond: the core builds these lists and dicts itself (no numpy array per call).
 - **Array functions** for the LP models and the studies (int32 ids, float64 values, CSR
   ``(offsets, items)`` path sets): :func:`shortest_distances`, :func:`dag_arcs`,
   :func:`segment_ratios`, :func:`segment_costs`, :func:`best_sr_paths`,
@@ -18,8 +20,10 @@ The batch functions run on several threads inside the core (the GIL released mea
 ``threads=0`` takes the process's budget, :func:`default_threads` (every CPU the process may run
 on unless :func:`set_default_threads` says less: a study's worker processes get a share of the
 CPUs each, so a pool never runs more busy threads than there are CPUs); a positive ``threads``
-asks for that many. No call runs more threads than the CPUs of the process's affinity, and no
-result depends on the count.
+asks for that many. No call runs more threads than the CPUs of the process's affinity, nor
+more than the CPUs free at the call (:func:`free_cpus`: on a busy machine a second thread
+waits for a CPU and holds the call up), nor more than its work pays for (one thread below
+about 100,000 node and arc visits per thread); no result depends on the count.
 
 The GIL: a core call keeps it when its work is below about a millisecond (every single-pair
 call on the Zoo: releasing it there would cost a busy Python thread's whole switch interval per
@@ -36,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -49,10 +52,10 @@ from ..topology import Topology
 __all__ = [
     "SrPath", "DisjointPath", "DisjointPathBatch", "DISJOINT_METHODS", "DEFAULT_K", "DEFAULT_PATHS", "MAX_K",
     "segment_limit",
-    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths",
+    "shortest_paths", "ecmp_ratios", "sr_path", "edge_disjoint_paths", "edge_disjoint_path_count",
     "shortest_distances", "distance_matrix", "dag_arcs", "segment_ratios", "segment_costs",
     "dag_min_costs", "best_sr_paths", "disjoint_paths_batch", "disjoint_path_counts",
-    "sps_second_segments", "path_price_bounds", "available_cpus", "default_threads",
+    "sps_second_segments", "path_price_bounds", "available_cpus", "free_cpus", "default_threads",
     "set_default_threads",
 ]
 
@@ -85,6 +88,14 @@ def available_cpus() -> int:
     return int(_core.hardware_threads())
 
 
+def free_cpus() -> int:
+    """The CPUs free now: the machine's online CPUs less the other tasks running on it (the
+    instant count of runnable tasks in ``/proc/loadavg``), at least 1. A batch call runs no
+    more core threads than this, its budget (:func:`default_threads`) and the affinity allow:
+    a thread waiting for a busy CPU would hold the call up."""
+    return int(_core.free_cpus())
+
+
 def default_threads() -> int:
     """Core threads a batch call with ``threads=0`` may use: the budget set by
     :func:`set_default_threads`, else :func:`available_cpus`."""
@@ -112,24 +123,25 @@ def _threads(threads: Any) -> int:
     return _thread_count(threads) or _DEFAULT_THREADS
 
 
-# Routing tables (all-pairs distances and next-hop DAGs) per topology, built on first use.
-_ROUTING: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+# What this module derives from a topology (routing tables, segment costs under unit prices,
+# arc names), built on first use and kept in the Topology object's own attribute dict under
+# these keys, with the compiled graph it was built from: gone with the object, rebuilt if its
+# graph is another one. An attribute read is ~40 ns where a WeakKeyDictionary lookup (a weak
+# reference made per lookup) was ~250 ns: a fifth of a small graph's single-pair call. A copy
+# of a topology (copy.copy) starts without them only if made before they were built.
+_ROUTING = "_paths_routing"        # all-pairs distances and next-hop DAGs (core Routing)
+_UNIT_COSTS = "_paths_unit_costs"  # segment costs under unit arc prices (sr_path's default)
+_ARC_NAMES = "_paths_arc_names"    # each arc's (tail name, head name), for the named dicts
 
 
-# Segment costs under unit arc prices per topology (what sr_path prices by default), built on
-# first use and read-only: single sr_path calls then cost one source's DP, not n Dijkstra passes.
-_UNIT_COSTS: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
-
-
-def _per_topology(cache: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]", topo: Topology,
-                  build: Callable[[], Any]) -> Any:
+def _per_topology(key: str, topo: Topology, build: Callable[[], Any]) -> Any:
     """``build()`` once per topology, kept while the topology lives and its graph is the same."""
     graph = topo.graph
-    hit = cache.get(topo)
+    hit = topo.__dict__.get(key)
     if hit is not None and hit[0] is graph:
         return hit[1]
     value = build()
-    cache[topo] = (graph, value)
+    topo.__dict__[key] = (graph, value)
     return value
 
 
@@ -138,13 +150,8 @@ def _routing(topo: Topology) -> "_core.Routing":
 
 
 def _routing_if_built(topo: Topology) -> Optional["_core.Routing"]:
-    hit = _ROUTING.get(topo)
+    hit = topo.__dict__.get(_ROUTING)
     return hit[1] if hit is not None and hit[0] is topo.graph else None
-
-
-# Each arc's (tail name, head name), for the named API's dicts: built once per topology, not
-# on every call (two arrays and 2 m lookups were 1.4-2.2 us of a 13 us ecmp_ratios call).
-_ARC_NAMES: "weakref.WeakKeyDictionary[Topology, Tuple[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
 def _arc_names(topo: Topology) -> List[Tuple[str, str]]:
@@ -211,7 +218,7 @@ def shortest_distances(topo: Topology, source: Any) -> np.ndarray:
     numpy.ndarray
         float64, shape ``(n,)``; ``inf`` where a router is unreachable.
     """
-    return np.asarray(_core.distances_from(topo.graph, _node(topo, source)))
+    return _core.distances_from(topo.graph, _node(topo, source))  # a numpy array already
 
 
 def distance_matrix(topo: Topology, *, threads: int = 0) -> np.ndarray:
@@ -222,11 +229,11 @@ def distance_matrix(topo: Topology, *, threads: int = 0) -> np.ndarray:
     the GIL released meanwhile. The routing tables of :func:`segment_costs` are not built; when
     they already are for this topology, their matrix is copied instead (the same values).
     """
-    th = _threads(threads)
+    th = _threads(threads) if threads else _DEFAULT_THREADS
     routing = _routing_if_built(topo)
     if routing is not None:
-        return np.asarray(routing.distances())
-    return np.asarray(_core.distance_matrix(topo.graph, th))
+        return routing.distances()  # numpy arrays already
+    return _core.distance_matrix(topo.graph, th)
 
 
 def dag_arcs(topo: Topology, source: Any, target: Any) -> np.ndarray:
@@ -388,12 +395,9 @@ def shortest_paths(topo: Topology, source: Any, target: Any, *,
         Node-name lists in lexicographic order of node ids; ``[]`` when ``target`` is unreachable,
         ``[[source]]`` when ``source == target``.
     """
-    offsets, nodes = _core.shortest_paths(topo.graph, _node(topo, source), _node(topo, target),
-                                          int(limit))
-    names = topo.names
-    ids = np.asarray(nodes).tolist()
-    off = np.asarray(offsets).tolist()
-    return [[names[x] for x in ids[a:b]] for a, b in zip(off[:-1], off[1:])]
+    # the light call path: the core builds the name lists itself (no arrays per call)
+    return _core.shortest_paths_list(topo.graph, topo.index_of(source), topo.index_of(target),
+                                     int(limit), topo.names)
 
 
 def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str], float]:
@@ -408,9 +412,8 @@ def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str
         ``{(u, v): fraction}`` for every directed link ``u -> v`` with a positive fraction; empty
         when ``source == target`` or ``target`` is unreachable.
     """
-    arcs, fractions = _core.ecmp_ratios(topo.graph, _node(topo, source), _node(topo, target))
-    arc_names = _arc_names(topo)
-    return {arc_names[a]: f for a, f in zip(arcs.tolist(), fractions.tolist())}
+    return _core.ecmp_ratios_dict(topo.graph, topo.index_of(source), topo.index_of(target),
+                                  _arc_names(topo))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -472,11 +475,9 @@ def sr_path(topo: Topology, source: Any, target: Any, k: int,
     s, t = _node(topo, source), _node(topo, target)
     kk = _sr_limit(k)
     costs = _unit_segment_costs(topo) if prices is None else segment_costs(topo, prices)
-    values, _, wps = _core.best_sr_paths(costs, np.array([s], np.int32), np.array([t], np.int32),
-                                         kk, 1)
-    wps = np.asarray(wps)
     names = topo.names
-    return SrPath(names[s], names[t], [names[w] for w in wps.tolist()], float(values[0]))
+    value, waypoints = _core.best_sr_path_one(costs, s, t, kk, names)
+    return SrPath(names[s], names[t], waypoints, value)
 
 
 def path_price_bounds(topo: Topology, prices: np.ndarray, sources: np.ndarray,
@@ -507,6 +508,7 @@ from .disjoint import (  # noqa: E402
     DisjointPathBatch,
     disjoint_path_counts,
     disjoint_paths_batch,
+    edge_disjoint_path_count,
     edge_disjoint_paths,
     sps_second_segments,
 )

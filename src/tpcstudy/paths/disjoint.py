@@ -18,7 +18,8 @@ from ..topology import Topology
 from . import _node, _pairs, _routing, _threads, segment_limit
 
 __all__ = ["DISJOINT_METHODS", "DisjointPath", "DisjointPathBatch", "disjoint_paths_batch",
-           "disjoint_path_counts", "edge_disjoint_paths", "sps_second_segments"]
+           "disjoint_path_counts", "edge_disjoint_paths", "edge_disjoint_path_count",
+           "sps_second_segments"]
 
 #: Link-disjoint path methods (docs/method.md §5) and their core codes.
 DISJOINT_METHODS = {"max": 0, "greedy": 1, "sps": 2}
@@ -249,8 +250,18 @@ def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str
                 cost=float(b.costs[p])))
         return out
     routing = _routing(topo) if method == "sps" else None
-    return [[names[x] for x in p]
-            for p in _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk)]
+    return _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk, names)
+
+
+def edge_disjoint_path_count(topo: Topology, source: Any, target: Any, *, method: str = "max",
+                             k: Optional[int] = None) -> int:
+    """How many link-disjoint paths :func:`edge_disjoint_paths` finds from ``source`` to
+    ``target`` (``len`` of its answer), without building the paths' lists: ``max`` then skips
+    its flow decomposition. 0 when ``source == target`` or no path exists."""
+    code, kk = _method(method, k)
+    s, t = _node(topo, source), _node(topo, target)
+    routing = _routing(topo) if method == "sps" else None
+    return int(_core.disjoint_count_one(topo.graph, routing, s, t, code, kk))
 
 
 def sps_second_segments(topo: Topology, sources: np.ndarray, targets: np.ndarray, kmax: int, *,

@@ -4,7 +4,7 @@ The instances (2-segment SR paths on random Watts-Strogatz graphs) are the tests
 (tests/helpers.py: cg_instance, column_generation), so every backend is timed on LPs whose
 optimum the test suite checks.
 
-    python scripts/bench_lp.py --n 120 --seeds 3 --solvers highs-primal,highs-dual
+    python benchmarks/lp.py --n 120 --seeds 3 --solvers highs-primal,highs-dual
 """
 
 from __future__ import annotations

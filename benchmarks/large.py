@@ -2,8 +2,8 @@
 ``disjoint`` and ``maxflow`` (a few heavy pairs), each a subprocess of the CLI, with its wall
 time and peak memory.
 
-    python scripts/bench_large.py                      # 2,000 routers, seed 0, into bench-large/
-    python scripts/bench_large.py --n 500 --steps stats,maxflow --out /tmp/bl
+    python benchmarks/large.py                      # 2,000 routers, seed 0, into bench-large/
+    python benchmarks/large.py --n 500 --steps stats,maxflow --out /tmp/bl
 
 The topology (tpcstudy.topogen.isp_topology: a geographic core of 25 % of the routers with 2-4
 core links each, access routers dual-homed to the two nearest core routers) is written as

@@ -17,7 +17,7 @@ When a pair set has more than ``--nx-max-pairs`` pairs, networkx runs on a rando
 extrapolated linearly; the output says so. The counts/ratios of both sides are compared on the
 pairs networkx ran.
 
-Usage: python scripts/bench_paths.py [--zoo DIR] [--topos Cogentco Kdl] [--threads 0]
+Usage: python benchmarks/paths.py [--zoo DIR] [--topos Cogentco Kdl] [--threads 0]
        [--single 2000] [--single-only]
 """
 

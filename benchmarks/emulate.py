@@ -12,8 +12,8 @@ For each topology, side by side in one run:
 Prints median seconds over ``--repeat`` runs, the ratio, the kernel memory the network holds
 (MemAvailable before and after the build, per router), and this process's peak RSS.
 
-    python scripts/bench_emulate.py                      # Abilene, Geant2012, Cogentco
-    python scripts/bench_emulate.py --topo zoo/Kdl --repeat 1
+    python benchmarks/emulate.py                      # Abilene, Geant2012, Cogentco
+    python benchmarks/emulate.py --topo zoo/Kdl --repeat 1
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ code with the whole master at once (every starting column in the first LP, every
 entering), which is what every run did before sifting. Each measurement is its own process, so
 its peak RSS is its own; the values of both must agree to 1e-9 relative, or the script fails.
 
-    python scripts/bench_kdl.py                   # everything (~2 min; the references ~90 s)
-    python scripts/bench_kdl.py --cases all-sr --no-reference
+    python benchmarks/kdl.py                   # everything (~2 min; the references ~90 s)
+    python benchmarks/kdl.py --cases all-sr --no-reference
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
 3. Optionally (--zoo-study DIR) the whole Zoo study, heavy 1,5,10, one seed, all models, --jobs 2,
    with the wall time and its split into paths / pricing / LP summed over rows.
 
-Run: python scripts/bench_maxflow.py [--repetita DIR] [--zoo-study OUT] [--skip-slow]
+Run: python benchmarks/maxflow.py [--repetita DIR] [--zoo-study OUT] [--skip-slow]
 """
 
 from __future__ import annotations

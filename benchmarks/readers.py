@@ -1,6 +1,6 @@
 """Time and peak memory of the topology readers on large generated files.
 
-    python scripts/bench_readers.py --mb 100            # a ~100 MB GML and a ~100 MB .graph
+    python benchmarks/readers.py --mb 100            # a ~100 MB GML and a ~100 MB .graph
 
 Writes a Zoo-style GML (node and edge blocks with labels, coordinates, LinkSpeedRaw) and a
 REPETITA .graph of about ``--mb`` MB each (a ring plus random chords, seeded), then reads each

@@ -7,7 +7,7 @@ costs milliseconds. The bindings' rule (bindings/gil.hpp) keeps the GIL for call
 millisecond of work. For each call this prints the time per call with no other thread, beside
 one spinning Python thread, and the ratio, side by side in one run (2,000 random pairs).
 
-    python scripts/bench_gil.py [--topos Cogentco Kdl] [--calls 2000]
+    python benchmarks/gil.py [--topos Cogentco Kdl] [--calls 2000]
 """
 
 from __future__ import annotations
