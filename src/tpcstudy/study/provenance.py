@@ -46,10 +46,8 @@ def _normalise(obj: Any) -> Any:
 
 def _rerun(kind: Optional[str]) -> str:
     """The command whose ``--overwrite`` starts a folder of this kind over."""
-    if kind in ("maxflow", "disjoint"):
+    if kind in ("maxflow", "disjoint", "mlu"):
         return f"tpcstudy {kind} ..."
-    if kind == "mlu":
-        return "tpcstudy maxflow --objective mlu ..."
     return "tpcstudy emulate ..." if kind else "the same command with"
 
 
