@@ -38,7 +38,7 @@ __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table"
            "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
            "plot_results", "save_figure", "plot_calibration", "plot_throughput_zoo", "plot_mlu",
            "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
-           "DISJOINT_PANELS", "FIGURE_NAMES"]
+           "DISJOINT_PANELS", "FIGURE_NAMES", "figure_name"]
 
 #: File name of each kind's figure.
 FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint",
@@ -46,6 +46,18 @@ FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint"
                 "emulate-throughput": "emulation-throughput",
                 "emulate-failover": "emulation-recovery", "emulate-mptcp": "emulation-mptcp",
                 "emulate-fault": "emulation-fault", "emulate-policies": "emulation-policies"}
+
+
+def figure_name(results: Results) -> str:
+    """The figure's file name with the results' label, less the label's leading words the
+    name already has: ``fig6-maxflow`` and a folder ``maxflow-zoo`` give ``fig6-maxflow-zoo``
+    (never ``fig6-maxflow-maxflow-zoo``)."""
+    base = FIGURE_NAMES[results.kind]
+    words = set(base.split("-"))
+    parts = results.label.split("-")
+    while len(parts) > 1 and parts[0] in words:
+        parts = parts[1:]
+    return f"{base}-{'-'.join(parts)}"
 
 
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
