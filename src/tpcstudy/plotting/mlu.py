@@ -84,7 +84,7 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     for r in ok:
         series.setdefault(_series(r), []).append(r)
     names = sorted(series, key=_order)
-    summary = {s["series"]: s for s in summarize(list(ok))}
+    summary = {s["series"]: s for s in summarize([dict(r) for r in ok])}
 
     a, b = axes[0], axes[1]
     for s in names:
