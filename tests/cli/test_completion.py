@@ -39,3 +39,18 @@ def test_the_script_holds_only_the_parsers_words():
     text = bash_script(build_parser())
     assert "$(" not in text.split("_tpcstudy() {")[0]  # the tables: plain words, no expansion
     assert '"emulate policies") echo "' in text and "--pairs-file" in text
+
+
+def test_completion_knows_topologies_and_networks(capsys):
+    from tpcstudy.cli import main
+    from tpcstudy.cli.completion import words
+
+    topo = words("topo")
+    assert {"zoo", "zoo/Abilene", "repetita/inverse-capacity",
+            "repetita/inverse-capacity/Sprint", "repetita/unary/Abilene"} <= set(topo)
+    assert main(["completion", "--words", "network"]) == 0  # the names up (maybe none)
+    capsys.readouterr()
+    assert main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    assert 'if [[ "$prev" == "--topo" ]]' in script and "completion --words topo" in script
+    assert '"emulate inspect"|"emulate pingall"' in script and "--words network" in script

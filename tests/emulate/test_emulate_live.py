@@ -86,6 +86,30 @@ def test_up_exec_watch_down(table, install):
         assert busy == on_path, (busy, route)  # the data on slot 1's links, on no other
         listed = _cli("list")
         assert name in listed.stdout and "Abilene" in listed.stdout
+        # inspect (containerlab's): every router, its namespace running, its addresses
+        ins = _cli("inspect", name)
+        assert ins.returncode == 0, ins.stderr
+        lines = [x for x in ins.stdout.splitlines() if " running " in x]
+        assert len(lines) == 11 and f"installed ({install}, slot 1)" in ins.stdout
+        assert any(x.startswith("New York") and ny in x for x in lines)
+        doc = json.loads(_cli("inspect", name, "--json").stdout)
+        assert {r["netns"] for r in doc["routers"]} == set(N.list_namespaces(prefix))
+        # pingall (Mininet's): every host pair answers; a link taken down shows as X
+        pa = _cli("pingall", name)
+        hosts = sum(1 for r in rec["routers"] if r["hosts"])
+        pairs = hosts * (hosts - 1)
+        assert pa.returncode == 0 and f"0% dropped ({pairs}/{pairs} received)" in pa.stdout, \
+            pa.stdout + pa.stderr
+        sea = next(x for x in rec["routers"] if x["name"] == "Seattle")
+        for nic in sea["interfaces"]:  # Seattle cut off: its pairs, and only they, are lost
+            subprocess.run(["ip", "-n", sea["netns"], "link", "set", nic["name"], "down"],
+                           check=True)
+        pa = _cli("pingall", name, "--timeout", "1", "--json")
+        res = json.loads(pa.stdout)
+        lost = {(x["source"], x["destination"]) for x in res["results"] if x["rtt_ms"] is None}
+        assert pa.returncode == 1 and lost == {p for x in res["results"]
+                                               for p in [(x["source"], x["destination"])]
+                                               if "Seattle" in p}
     finally:
         d = _cli("down", name)
     assert d.returncode == 0, d.stderr

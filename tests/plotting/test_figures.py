@@ -103,13 +103,23 @@ def test_maxflow_figure(tmp_path: Path) -> None:
 
 
 def test_disjoint_figure(tmp_path: Path) -> None:
-    dj = load_results(make_disjoint(tmp_path / "dj"))
+    small = load_results(make_disjoint(tmp_path / "dj"))
+    # two topologies: each shown (bars, mean paths by k), not CDFs of two values
+    fig = plotting.plot_disjoint(small)
+    text = figure_texts(fig)
+    for words in ("(a) max vs greedy, per topology", "(b) sps by segment limit k, per topology",
+                  "2 topologies: each shown", "segment limit k", "paper: greedy = max on 70 %"):
+        assert words in text, words
+    # the topologies with results (Tree, skipped: none)
+    assert {t.get_text() for t in fig.axes[0].get_xticklabels()} == {"Alpha", "Beta"}
+    assert_valid_figures(plotting.save_figure(fig, tmp_path / "fig7-small", formats=["png"]))
+    # a study past SMALL_STUDY topologies: the paper's CDFs (the rows repeated under new names)
+    dj = [dict(r, topology=f"{r['topology']}{i}") for i in range(4) for r in small]
     fig = plotting.plot_disjoint(dj)
     text = figure_texts(fig)
     for words in ("Figure 7", "(a) max vs greedy", "(b) sps", "CDF (share of topologies)",
-                  "mean link-disjoint paths per edge-router pair", "greedy = max on 1 of 2",
-                  "50.0 %", "paper: 70 %", "sps k = 3, mean 1.80", "max, mean 2.00",
-                  "sps k = 1, 2, 3", "pairs: edge routers"):
+                  "mean link-disjoint paths per edge-router pair", "greedy = max on 4 of 8",
+                  "50.0 %", "paper: 70 %", "sps k = 3, mean 1.80", "max, mean 2.00"):
         assert words in text, words
     star = [ln for ln in fig.axes[2].lines if ln.get_marker() == "*"]
     assert list(star[0].get_ydata()) == [0.7]

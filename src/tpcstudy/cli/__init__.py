@@ -24,7 +24,7 @@ from .options import Parser
 __all__ = ["main", "build_parser", "VERBS"]
 
 #: The verb modules of this package, in help order.
-VERBS = ("topo", "data", "zoo", "maxflow", "disjoint", "reproduce", "export", "plot", "show",
+VERBS = ("topo", "data", "zoo", "maxflow", "mlu", "disjoint", "reproduce", "export", "plot", "show",
          "emulate", "agent", "completion")
 
 

@@ -3,7 +3,10 @@ generated from the command's own parsers (so it cannot drift from them).
 
 Install: ``tpcstudy completion bash > ~/.local/share/bash-completion/completions/tpcstudy``
 (or ``eval "$(tpcstudy completion bash)"`` in ``~/.bashrc``; zsh: after ``autoload
-bashcompinit && bashcompinit``)."""
+bashcompinit && bashcompinit``). After ``--topo`` it completes the data sets' topology names
+(``zoo/Abilene``, ``repetita/inverse-capacity/Sprint``) and files; after ``emulate exec``,
+``watch``, ``inspect``, ``pingall`` and ``down`` the names of the networks that are up; both
+asked of ``tpcstudy completion --words topo|network`` as you type."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import argparse
 import re
 from typing import Any, Dict, List, Tuple
 
+from ..errors import UsageError
 from .options import RawHelp
 
 _WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$|^--?[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -20,8 +24,39 @@ def register(sub: Any) -> None:
     p = sub.add_parser("completion", help="print a shell completion script (bash; zsh through "
                                           "bashcompinit)",
                        description=__doc__, formatter_class=RawHelp)
-    p.add_argument("shell", choices=("bash",), help="the shell")
+    p.add_argument("shell", nargs="?", choices=("bash",), help="the shell")
+    p.add_argument("--words", choices=("topo", "network"), default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_completion)
+
+
+#: Actions of ``tpcstudy emulate`` whose first argument is a network that is up.
+NETWORK_ACTIONS = ("exec", "watch", "inspect", "pingall", "down")
+
+
+def words(kind: str) -> List[str]:
+    """What the completion offers (safe words only): ``topo``, the data sets' names and their
+    topologies (installed or not: their manifests ship with tpcstudy); ``network``, the names
+    of the networks that are up (none when their records cannot be read)."""
+    out: List[str] = []
+    if kind == "topo":
+        from ..io import DATASETS
+
+        for name, ds in DATASETS.items():
+            out.append(name)
+            try:
+                out += ds.topologies()
+            except Exception:  # noqa: BLE001 - completion never fails the shell
+                continue
+            if name == "repetita":
+                out += ["repetita/inverse-capacity", "repetita/unary"]
+    else:
+        try:
+            from ..emulate.network.live import live_networks
+
+            out = [str(r.get("name")) for r in live_networks()]
+        except Exception:  # noqa: BLE001
+            out = []
+    return sorted({w for w in out if _WORD.match(w) or re.match(r"^[A-Za-z0-9][\w./:-]*$", w)})
 
 
 def _walk(parser: argparse.ArgumentParser, path: str,
@@ -72,13 +107,27 @@ _tpcstudy_options() {{
     esac
 }}
 _tpcstudy() {{
-    local cur="${{COMP_WORDS[COMP_CWORD]}}" path="" w i kids
+    local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}" path="" w i kids
+    local after=0
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${{COMP_WORDS[i]}}"
         [[ "$w" == -* ]] && continue
         kids=" $(_tpcstudy_children "$path") "
-        [[ "$kids" == *" $w "* ]] && path="${{path:+$path }}$w"
+        if [[ "$kids" == *" $w "* ]]; then path="${{path:+$path }}$w"; after=0; else after=$((after + 1)); fi
     done
+    if [[ "$prev" == "--topo" ]]; then
+        COMPREPLY=( $(compgen -W "$(tpcstudy completion --words topo 2>/dev/null)" -- "$cur")
+                    $(compgen -f -- "$cur") )
+        return
+    fi
+    case "$path" in
+        {{netpaths}})
+            if [[ $after -eq 0 && "$cur" != -* ]]; then
+                COMPREPLY=( $(compgen -W "$(tpcstudy completion --words network 2>/dev/null)" \\
+                              -- "$cur") )
+                return
+            fi ;;
+    esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=( $(compgen -W "$(_tpcstudy_options "$path")" -- "$cur") )
     else
@@ -91,11 +140,16 @@ _tpcstudy() {{
     fi
 }}
 complete -o default -F _tpcstudy tpcstudy
-"""
+""".replace("{netpaths}", "|".join(f'"emulate {a}"' for a in NETWORK_ACTIONS))
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
     from . import build_parser
 
+    if args.words:
+        print("\n".join(words(args.words)))
+        return 0
+    if not args.shell:
+        raise UsageError("completion: name the shell (bash)")
     print(bash_script(build_parser()), end="")
     return 0

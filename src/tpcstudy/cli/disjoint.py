@@ -14,6 +14,7 @@ from ..study.executors import executor_scope
 from ..study.store import ERROR, STATUS
 from .options import (
     add_executor_options,
+    add_out_option,
     add_output_options,
     add_topology_options,
     apply_mirror,
@@ -21,6 +22,7 @@ from .options import (
     next_steps,
     parse_k_list,
     print_study_json,
+    resolve_out,
 )
 
 
@@ -50,7 +52,7 @@ def register(sub: Any) -> None:
                    help="core threads per topology (default: the machine's cores, so the largest "
                         "topology, often alone at the end, uses them all; results do not depend "
                         "on it)")
-    p.add_argument("--out", required=True, metavar="DIR", help="results folder")
+    add_out_option(p, "disjoint")
     p.add_argument("--paths-out", metavar="FILE",
                    help="also write every pair's paths as JSON lines (gzip if FILE ends .gz)")
     add_output_options(p)
@@ -62,6 +64,7 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
     checked_jobs(args)
+    resolve_out(args, "disjoint")
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
                             links=args.links, segment_rules=tuple(args.segment_rule.split(",")),

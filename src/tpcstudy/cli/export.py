@@ -22,7 +22,7 @@ from ..io import json_text, read_topologies
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune
 from .emulate.common import non_negative
-from .options import add_topology_options, apply_mirror, deprecated_alias
+from .options import add_topology_options, apply_mirror, deprecated_alias, resolve_out
 
 
 def register(sub: Any) -> None:
@@ -32,8 +32,9 @@ def register(sub: Any) -> None:
                     "and sps link-disjoint paths as the TPC agent reads them "
                     "(docs/srh-map.md), or decode such a file with --inspect.")
     add_topology_options(p, topo_required=False)
-    p.add_argument("--out", metavar="DIR", help="output folder (one subfolder per topology when "
-                                                "--topo names several)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output folder (one subfolder per topology when --topo names several; "
+                        "default paths/export-TOPOLOGY, printed)")
     p.add_argument("--format", action="append", choices=FORMATS,
                    help="json (readable table, the default), bpf (bpftool batch + binary per "
                         "source router) or ovsdb (SRN Paths rows); repeat for several")
@@ -82,9 +83,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         res = inspect_file(args.inspect, plan=args.plan)
         sys.stdout.write(json_text(res) if args.json else format_inspection(res))
         return 0
-    if not args.topo or not args.out:
-        raise UsageError("export needs --topo and --out (or --inspect FILE)")
+    if not args.topo:
+        raise UsageError("export needs --topo (or --inspect FILE)")
     apply_mirror(args)
+    resolve_out(args, "export", base="paths")
     topos = list(read_topologies(args.topo, capacity=args.capacity, weight=args.weight,
                                  links=args.links))
     many = len(topos) > 1

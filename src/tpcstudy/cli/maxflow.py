@@ -11,11 +11,10 @@ model, k and K; re-running the same command resumes.
 from __future__ import annotations
 
 import argparse
-import sys
+import math
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, Sequence
 
-from ..demands import GENERATED
 from ..errors import UsageError
 from ..lp import SOLVERS
 from ..pairs import ROUNDINGS
@@ -27,17 +26,20 @@ from ..study.maxflow import (
     run_maxflow_study,
     summarize,
 )
+from ..study.store import cell_number
 from .options import (
     RawHelp,
     add_executor_options,
+    add_out_option,
     add_output_options,
     add_topology_options,
     apply_mirror,
     checked_jobs,
-    next_steps,
+    finish_study,
     parse_k_list,
     parse_list,
     print_study_json,
+    resolve_out,
 )
 
 
@@ -47,22 +49,17 @@ def register(sub: Any) -> None:
     add_topology_options(p)
     p.add_argument("--objective", choices=("maxflow", "mlu"), default="maxflow",
                    help="maxflow (default): the TPC study's maximum total flow of heavy-hitter "
-                        "pairs; mlu: the traffic-engineering objective, the minimum maximum link "
-                        "utilisation that carries a whole demand matrix (--demands auto, FILE, "
-                        "gravity or uniform; models ecmp, multipath, sr, sr-unsplit, mcf; with a "
-                        "file matrix --capacity and --weight default to file, the matrix's units)")
+                        "pairs; mlu: the older spelling of 'tpcstudy mlu' (the minimum maximum "
+                        "link utilisation of a whole demand matrix; see its --help)")
     p.add_argument("--heavy", default=None,
-                   help="heavy-hitter pairs, percent of ordered edge-router pairs (default 1,5,10; "
-                        "not with --objective mlu)")
+                   help="heavy-hitter pairs, percent of ordered edge-router pairs (default "
+                        "1,5,10)")
     p.add_argument("--seeds", type=int, default=1,
-                   help="random draws per percent (default 1); with --objective mlu, draws of a "
-                        "gravity or uniform matrix")
+                   help="random draws per percent (default 1)")
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--models", default=None,
                    help="models to solve: ecmp, multipath, sr, mcf, mptcp, sr+mptcp (default "
-                        "ecmp,multipath,sr,mcf; ecmp is always added; mptcp:K names one K); with "
-                        "--objective mlu: ecmp, multipath, sr, sr-unsplit (one sr-path per demand, "
-                        "from the LP), mcf (default ecmp,sr,mcf)")
+                        "ecmp,multipath,sr,mcf; ecmp is always added; mptcp:K names one K)")
     p.add_argument("--subflows", default=None, metavar="K,...",
                    help="subflows per pair of mptcp and sr+mptcp, e.g. 2,4,8,32 (the default "
                         "when a subflow model has no K)")
@@ -71,9 +68,7 @@ def register(sub: Any) -> None:
                    help="LP backend: highs (default), glop, pdlp (OR-Tools), pulp (CBC)")
     p.add_argument("--demands", default=None, metavar="FILE|auto|gravity|uniform",
                    help="bound each pair by a demand: a REPETITA .demands file, or 'auto' for the "
-                        "NAME.*.demands next to each NAME.graph (pairs = the demand matrix); with "
-                        "--objective mlu the matrix to carry (default auto; gravity or uniform: "
-                        "drawn for topologies that bring none, seeded, scaled to ECMP's MLU = 1)")
+                        "NAME.*.demands next to each NAME.graph (pairs = the demand matrix)")
     p.add_argument("--no-prune", action="store_true", help="do not prune tree parts")
     p.add_argument("--pair-order", choices=("ordered", "unordered"), default="ordered",
                    help="draw heavy hitters from ordered edge-router pairs (default, the study's "
@@ -86,8 +81,7 @@ def register(sub: Any) -> None:
     p.add_argument("--write-lp", default=None, metavar="FILE",
                    help="write each final LP (FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp)")
     add_executor_options(p)
-    p.add_argument("--out", required=True, metavar="DIR",
-                   help="results folder (meta.json, results.csv); re-running resumes")
+    add_out_option(p, "maxflow")
     p.add_argument("--aggregate", choices=AGGREGATES, default="topology",
                    help="the summary's medians: over topologies with each topology's seeds "
                         "averaged first (topology), or over every (topology, seed) value as the "
@@ -103,14 +97,12 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         raise UsageError("--seeds must be >= 1")
     if args.seed < 0:
         raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
-    checked_jobs(args)
-    # A REPETITA matrix is in the file's own units (kbit/s) for the file's own capacities and
-    # weights: against uniform capacities of 1 every MLU would be ~1e7
-    file_matrix = args.objective == "mlu" and (args.demands or "auto") not in GENERATED
-    args.capacity = args.capacity or ("file" if file_matrix else "uniform")
-    args.weight = args.weight or ("file" if file_matrix else "hop")
     if args.objective == "mlu":
-        return cmd_mlu(args)
+        return _mlu_alias(args)
+    checked_jobs(args)
+    resolve_out(args, "maxflow")
+    args.capacity = args.capacity or "uniform"
+    args.weight = args.weight or "hop"
     config = MaxflowConfig(
         heavy=tuple(parse_list(args.heavy or "1,5,10", float, "--heavy")),
         seeds=tuple(range(args.seed, args.seed + args.seeds)),
@@ -131,31 +123,16 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         print(format_summary(summarize(rows, aggregate=args.aggregate),
                              demands=bool(config.demands)))
     skipped = {r["topology"] for r in rows if r.get("status") == "skipped"}
-    return _finish(args, run, rows, t0, f"{len(skipped)} topologies skipped (< 2 edge routers), ",
+    if not args.json and len({r["topology"] for r in rows}) <= INSTANCE_LINES:
+        print(format_instances(rows))
+    return finish_study(args, run, rows, t0, f"{len(skipped)} topologies skipped (< 2 edge routers), ",
                    lambda r: f"heavy {r['heavy']} seed {r['seed']} {r['model']} k {r['k']}"
                    + (f" subflows {r['subflows']}" if r.get("subflows") else ""))
 
 
-def _finish(args: argparse.Namespace, run: Any, rows: List[Dict[str, Any]], t0: float,
-            skipped: str, where: Callable[[Dict[str, Any]], str]) -> int:
-    """The lines after a study's summary (counts, time, next steps, failed rows); its exit."""
-    failed = [r for r in rows if r.get("status") == "failed"]
-    if run.report():
-        print(run.report(), file=sys.stderr)
-    info = sys.stderr if args.json else sys.stdout
-    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
-          f"{skipped}{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
-          f"{run.results}", file=info)
-    if len(failed) < len(rows):  # something to plot and show
-        print(next_steps(args.out), file=info)
-    for r in failed[:10]:
-        print(f"  failed: {r['topology']} {where(r)}: {r['error']}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def cmd_mlu(args: argparse.Namespace) -> int:
-    """``--objective mlu``: the traffic-engineering study (:mod:`tpcstudy.study.mlu`)."""
-    from ..study import mlu as study_mlu
+def _mlu_alias(args: argparse.Namespace) -> int:
+    """``--objective mlu``: the older spelling of ``tpcstudy mlu`` (:mod:`tpcstudy.cli.mlu`)."""
+    from .mlu import cmd_mlu
 
     for flag, given in (("--heavy", args.heavy), ("--pair-order", args.pair_order != "ordered"),
                         ("--rounding", args.rounding != "ceil"), ("--subflows", args.subflows),
@@ -163,20 +140,41 @@ def cmd_mlu(args: argparse.Namespace) -> int:
                         ("--time-limit", args.time_limit is not None)):
         if given:
             raise UsageError(f"{flag} is not an option of --objective mlu (a whole demand matrix "
-                             "on the unpruned topology)")
-    config = study_mlu.MLUConfig(models=tuple(parse_list(args.models or "ecmp,sr,mcf", str, "--models")),
-                       ks=parse_k_list(args.k), demands=args.demands or "auto",
-                       seeds=tuple(range(args.seed, args.seed + args.seeds)),
-                       capacity=args.capacity, weight=args.weight, links=args.links,
-                       solver=args.solver)
-    t0 = time.perf_counter()
-    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
-        run, rows = study_mlu.run_mlu_study(args.topo, args.out, config, jobs=args.jobs,
-                                  progress=not args.no_progress, executor=executor,
-                                  overwrite=args.overwrite)
-    if args.json:
-        print_study_json(args.out, aggregate=args.aggregate)
-    else:
-        print(study_mlu.format_summary(study_mlu.summarize(rows)))
-    return _finish(args, run, rows, t0, "",
-                   lambda r: f"seed {r['seed']} {r['model']} k {r['k']}")
+                             "on the unpruned topology; see tpcstudy mlu --help)")
+    args.demands = args.demands or "auto"
+    args.capacity = args.capacity or "auto"
+    args.weight = args.weight or "auto"
+    return cmd_mlu(args)
+
+
+#: Up to this many topologies, the study also prints one line per instance.
+INSTANCE_LINES = 12
+
+
+def format_instances(rows: Sequence[Dict[str, Any]]) -> str:
+    """One line per (topology, heavy, seed, model, k, subflows): the total flow, its gain over
+    ECMP's (percent), the time and the status."""
+    lines = [f"{'topology':<22} {'heavy %':>7} {'seed':>4} {'model':>14} {'flow':>10} "
+             f"{'vs ecmp':>8} {'seconds':>8}  status"]
+    models = ("ecmp", "multipath", "sr", "mcf", "mptcp", "sr+mptcp")
+    for r in sorted(rows, key=lambda r: (str(r["topology"]), cell_number(r.get("heavy")) or 0,
+                                         cell_number(r.get("seed")) or 0,
+                                         models.index(r["model"]) if r["model"] in models else 9,
+                                         cell_number(r.get("k")) or 0,
+                                         cell_number(r.get("subflows")) or 0)):
+        k = cell_number(r.get("k"))
+        series = str(r["model"]) + (f" k={int(k)}" if k is not None
+                                    and str(r["model"]).startswith("sr") else "") \
+            + (f" K={r['subflows']}" if r.get("subflows") else "")
+        value, gain = cell_number(r.get("value")), cell_number(r.get("improvement"))
+        sec = cell_number(r.get("seconds"))
+        status = str(r.get("status") or "ok")
+        if status != "ok" and r.get("error"):
+            status += ": " + str(r["error"]).splitlines()[0][:80]
+        gain_text = f"{gain:+.1f} %" if gain is not None and math.isfinite(gain) \
+            and r["model"] != "ecmp" else ""
+        lines.append(f"{str(r['topology'])[:22]:<22} {str(r.get('heavy', '')):>7} "
+                     f"{str(r.get('seed', '')):>4} {series[:14]:>14} "
+                     f"{'-' if value is None else format(value, '.4g'):>10} {gain_text:>8} "
+                     f"{'-' if sec is None else format(sec, '.2f'):>8}  {status}")
+    return "\n".join(lines)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import sys
-from typing import Any, Callable, Iterable, List, NoReturn, Optional, Tuple, TypeVar
+import time
+from typing import Any, Callable, Dict, Iterable, List, NoReturn, Optional, Tuple, TypeVar
 
 from tqdm import tqdm
 
@@ -20,9 +22,10 @@ from ..study.executors import EXECUTORS
 from ..study.store import load_results
 from ..study.summary import summary_data
 
-__all__ = ["add_topology_options", "apply_mirror", "add_executor_options", "checked_jobs",
-           "parse_list", "parse_k_list", "progress", "add_output_options", "print_study_json",
-           "next_steps", "Help", "RawHelp", "Parser", "deprecated_alias"]
+__all__ = ["add_topology_options", "split_topo", "topo_specs", "apply_mirror",
+           "add_executor_options", "checked_jobs", "parse_list", "parse_k_list", "progress",
+           "add_output_options", "print_study_json", "next_steps", "out_slug", "add_out_option",
+           "resolve_out", "finish_study", "Help", "RawHelp", "Parser", "deprecated_alias"]
 
 T = TypeVar("T")
 
@@ -52,29 +55,90 @@ class Parser(argparse.ArgumentParser):
             kwargs["formatter_class"] = Help
         super().__init__(*args, **kwargs)
 
+    def format_help(self) -> str:
+        # descriptions are module docstrings: their reST ``literals`` read as plain text here
+        return super().format_help().replace("``", "")
+
+    def format_usage(self) -> str:
+        return super().format_usage().replace("``", "")
+
     def error(self, message: str) -> "NoReturn":
         self.print_usage(sys.stderr)
         verb = self.prog.split(" ", 1)[1] if " " in self.prog else ""
         self.exit(2, f"tpcstudy: error: {verb + ': ' if verb else ''}{message}\n")
 
 
+def split_topo(text: str) -> List[str]:
+    """A ``--topo`` value as the specs it names: ``zoo/Abilene,zoo/Geant2012`` is two, a file
+    or folder whose name holds a comma is one."""
+    if "," not in text or os.path.exists(text):
+        return [text]
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError(f"{text!r}: name a topology")
+    return parts
+
+
+def topo_specs(value: Any) -> List[str]:
+    """``args.topo`` (a string, a list of them or None) as a list of specs."""
+    if not value:
+        return []
+    return [os.fspath(value)] if isinstance(value, (str, os.PathLike)) else [str(v) for v in value]
+
+
+class _Topo(argparse.Action):
+    """``--topo``: repeated or a comma list adds topologies (several: a list, one: a string);
+    with ``many=False`` a second topology is refused (never silently dropped)."""
+
+    def __init__(self, *args: Any, many: bool = True, **kwargs: Any) -> None:
+        self.many = many
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, p: argparse.ArgumentParser, ns: argparse.Namespace, value: Any,
+                 option: Optional[str] = None) -> None:
+        try:
+            specs = topo_specs(getattr(ns, self.dest, None)) + split_topo(str(value))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+        specs = list(dict.fromkeys(specs))
+        if len(specs) > 1 and not self.many:
+            raise argparse.ArgumentError(self, f"this command takes one topology; got "
+                                               f"{', '.join(specs)}")
+        setattr(ns, self.dest, specs[0] if len(specs) == 1 else specs)
+
+
 def add_topology_options(p: argparse.ArgumentParser, *, topo_required: bool = True,
-                         refuse_multigraph: str = "") -> None:
+                         refuse_multigraph: str = "", many: bool = True,
+                         auto_rules: Tuple[str, ...] = ()) -> None:
     """``--topo``, ``--capacity``, ``--weight``, ``--links`` and ``--mirror``.
 
     ``refuse_multigraph``: why this command cannot take ``--links multigraph`` (it is then
-    refused, with that reason, as the command line is read)."""
-    p.add_argument("--topo", required=topo_required, metavar="SPEC",
+    refused, with that reason, as the command line is read). ``many``: ``--topo`` may be
+    repeated or a comma list (``args.topo`` is then a list of specs); else one topology spec
+    (a second is refused). ``auto_rules``: the words of a capacity and a weight rule ``auto``
+    (the default then), resolved per topology by the command."""
+    several = (" Repeat --topo or give a comma list for several (--topo zoo/Abilene,zoo/Geant2012)."
+               if many else "")
+    p.add_argument("--topo", required=topo_required, metavar="SPEC", action=_Topo, many=many,
                    help="a topology file (.gml, .graphml, .graph), a folder, a glob, 'zoo' (the "
                         "whole Topology Zoo, fetched on first use), 'zoo/NAME', "
                         "'repetita/inverse-capacity' or 'repetita/unary' (REPETITA's Zoo "
-                        "instances, fetched on first use), 'repetita/inverse-capacity/NAME'")
-    p.add_argument("--capacity", choices=CAPACITY_RULES, default="uniform",
-                   help="link capacities: uniform 1.0 (default), the Zoo's LinkSpeedRaw, or the "
-                        "file's own (REPETITA)")
-    p.add_argument("--weight", choices=WEIGHT_RULES, default="hop",
-                   help="IGP weights: hop (default), inverse-capacity, great-circle distance, or "
-                        "the file's own (REPETITA)")
+                        "instances, fetched on first use), 'repetita/inverse-capacity/NAME'."
+                        + several)
+    if auto_rules:
+        p.add_argument("--capacity", choices=("auto",) + CAPACITY_RULES, default="auto",
+                       help=f"link capacities: auto (default: {auto_rules[0]}), uniform 1.0, the "
+                            "Zoo's LinkSpeedRaw, or the file's own (REPETITA)")
+        p.add_argument("--weight", choices=("auto",) + WEIGHT_RULES, default="auto",
+                       help=f"IGP weights: auto (default: {auto_rules[1]}), hop, "
+                            "inverse-capacity, great-circle distance, or the file's own")
+    else:
+        p.add_argument("--capacity", choices=CAPACITY_RULES, default="uniform",
+                       help="link capacities: uniform 1.0 (default), the Zoo's LinkSpeedRaw, or "
+                            "the file's own (REPETITA)")
+        p.add_argument("--weight", choices=WEIGHT_RULES, default="hop",
+                       help="IGP weights: hop (default), inverse-capacity, great-circle distance, "
+                            "or the file's own (REPETITA)")
     def links_rule(text: str) -> str:
         if text not in LINK_RULES:
             raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from "
@@ -102,7 +166,8 @@ def apply_mirror(args: argparse.Namespace) -> None:
     """Make ``--mirror`` the mirror of the data set ``--topo`` names (default: the Zoo), for
     this process and the workers it starts."""
     if getattr(args, "mirror", None):
-        named = data_spec(args.topo) if getattr(args, "topo", None) else None
+        specs = topo_specs(getattr(args, "topo", None))
+        named = data_spec(specs[0]) if specs else None
         dataset = named[0] if named is not None else ZOO
         os.environ[dataset.mirror_env] = args.mirror
 
@@ -199,6 +264,54 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 def print_study_json(out: str, k: Optional[int] = None, aggregate: str = "topology") -> None:
     """The finished study in ``out`` as ``tpcstudy show --json`` prints it."""
     print(json.dumps(summary_data(load_results(out), k=k, aggregate=aggregate)))
+
+
+def out_slug(topo: Any) -> str:
+    """A folder-name part for the topologies ``--topo`` names: ``zoo-Abilene`` (one spec),
+    ``Abilene+Sprint`` (a few: their last names), ``7-topologies``."""
+    specs = topo_specs(topo)
+
+    def clean(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-.") or "topo"
+
+    if len(specs) == 1:
+        one = specs[0].rstrip("/")
+        return clean(os.path.basename(one) if os.path.exists(one) else one)
+    text = "+".join(clean(os.path.basename(s.rstrip("/"))) for s in specs)
+    return text if len(text) <= 60 else f"{len(specs)}-topologies"
+
+
+def add_out_option(p: argparse.ArgumentParser, verb: str) -> None:
+    """``--out DIR`` of a study verb, optional: default ``results/VERB-TOPOLOGY``."""
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help=f"results folder (meta.json, results.csv); re-running resumes (default "
+                        f"results/{verb}-TOPOLOGY, e.g. results/{verb}-zoo-Abilene, printed)")
+
+
+def resolve_out(args: argparse.Namespace, verb: str, base: str = "results") -> str:
+    """``args.out``, or its default folder ``BASE/VERB-TOPOLOGY`` named after the verb and the
+    topologies (said on standard error)."""
+    if not args.out:
+        args.out = os.path.join(base, f"{verb}-{out_slug(args.topo)}")
+        print(f"tpcstudy: --out not given: results go to {args.out}", file=sys.stderr)
+    return str(args.out)
+
+
+def finish_study(args: argparse.Namespace, run: Any, rows: List[Dict[str, Any]], t0: float,
+                 skipped: str, where: Callable[[Dict[str, Any]], str]) -> int:
+    """The lines after a study's summary (counts, time, next steps, failed rows); its exit."""
+    failed = [r for r in rows if r.get("status") == "failed"]
+    if run.report():
+        print(run.report(), file=sys.stderr)
+    info = sys.stderr if args.json else sys.stdout
+    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
+          f"{skipped}{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
+          f"{run.results}", file=info)
+    if len(failed) < len(rows):  # something to plot and show
+        print(next_steps(args.out), file=info)
+    for r in failed[:10]:
+        print(f"  failed: {r['topology']} {where(r)}: {r['error']}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def next_steps(out: str) -> str:

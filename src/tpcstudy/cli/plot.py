@@ -46,12 +46,7 @@ def _figure_names(inputs: List[Results], kinds: Dict[str, int]) -> Dict[int, str
     for r in inputs:
         if kinds[r.kind] <= 1:
             continue
-        base = plotting.FIGURE_NAMES[r.kind]
-        words = set(base.split("-"))
-        parts = r.label.split("-")
-        while len(parts) > 1 and parts[0] in words:
-            parts = parts[1:]
-        short, full = f"{base}-{'-'.join(parts)}", f"{base}-{r.label}"
+        short, full = plotting.figure_name(r), f"{plotting.FIGURE_NAMES[r.kind]}-{r.label}"
         name = next((n for n in (short, full) if n not in taken), None)
         i = 2
         while name is None:

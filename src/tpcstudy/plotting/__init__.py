@@ -47,10 +47,22 @@ __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table"
            "plot_throughput", "plot_recovery", "plot_verify", "plot_dumbbell", "plot_fault", "plot_policies",
            "plot_results", "save_figure", "plot_calibration", "plot_throughput_zoo", "plot_mlu",
            "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
-           "DISJOINT_PANELS", "FIGURE_NAMES"]
+           "DISJOINT_PANELS", "FIGURE_NAMES", "figure_name"]
 
 #: File name of each kind's figure (from the registry of kinds).
 FIGURE_NAMES = {name: k.figure for name, k in KINDS.items()}
+
+
+def figure_name(results: Results) -> str:
+    """The figure's file name with the results' label, less the label's leading words the
+    name already has: ``fig6-maxflow`` and a folder ``maxflow-zoo`` give ``fig6-maxflow-zoo``
+    (never ``fig6-maxflow-maxflow-zoo``)."""
+    base = FIGURE_NAMES[results.kind]
+    words = set(base.split("-"))
+    parts = results.label.split("-")
+    while len(parts) > 1 and parts[0] in words:
+        parts = parts[1:]
+    return f"{base}-{'-'.join(parts)}"
 
 
 def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:

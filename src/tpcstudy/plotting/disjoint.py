@@ -12,11 +12,59 @@ from ..study.disjoint import greedy_reaches_max, mean_paths_table
 from .common import COLORS, axes_for, cdf, config_caption, mean_or_nan, sequential
 from .common import caption as add_caption
 
-__all__ = ["DISJOINT_PANELS", "plot_disjoint"]
-
-
+__all__ = ["DISJOINT_PANELS", "SMALL_STUDY", "plot_disjoint"]
 
 DISJOINT_PANELS = ("max_greedy", "sps", "greedy_ratio")
+#: Up to this many topologies, the panels show each topology (a CDF over two or three values
+#: is a few vertical lines that hide which topology is which).
+SMALL_STUDY = 6
+
+
+def _plot_small(panel: str, a: Any, table: Mapping[str, Mapping[str, float]],
+                sps_keys: Sequence[str], reference: bool) -> None:
+    """One panel of a small study: per topology, bars (a, c) or mean paths by k (b)."""
+    topos = sorted(table.get("max", {}))
+    xs = list(range(len(topos)))
+    if panel == "max_greedy":
+        for j, (m, hatch) in enumerate((("max", ""), ("greedy", "//"))):
+            vals = [table.get(m, {}).get(t, math.nan) for t in topos]
+            bars = a.bar([x + (j - 0.5) * 0.38 for x in xs], vals, 0.36, color=COLORS[m],
+                         hatch=hatch, edgecolor="white",
+                         label=f"{m} ({'Edmonds-Karp' if m == 'max' else 'iterative Dijkstra'})")
+            a.bar_label(bars, fmt="%.2f", fontsize=8)
+        a.set_title("(a) max vs greedy, per topology")
+        a.set_ylabel("mean link-disjoint paths per edge-router pair")
+    elif panel == "sps":
+        ks = [int(m[6:]) for m in sps_keys]
+        colors = sequential(len(topos))
+        for t, c in zip(topos, colors):
+            a.plot(ks, [table[m].get(t, math.nan) for m in sps_keys], "o-", color=c, label=t)
+            a.axhline(table["max"][t], color=c, ls=":", lw=1.2)
+        a.plot([], [], color="#555555", ls=":", label="max (each topology's colour)")
+        a.set_xticks(ks)
+        a.set_xlabel("segment limit k")
+        a.set_ylabel("mean link-disjoint paths per edge-router pair")
+        a.set_title("(b) sps by segment limit k, per topology")
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8, loc="lower right")
+        return
+    else:
+        ratios = [table.get("greedy", {}).get(t, math.nan) / table["max"][t]
+                  if table["max"][t] > 0 else math.nan for t in topos]
+        bars = a.bar(xs, ratios, 0.5, color=COLORS["greedy"], label="greedy / max")
+        a.bar_label(bars, fmt="%.3f", fontsize=8)
+        a.axhline(1.0, color="#555555", lw=0.8, ls=":")
+        a.set_ylim(0, 1.15)
+        a.set_ylabel("greedy mean paths / max mean paths")
+        a.set_title("(c) how close greedy comes to max")
+        if reference:
+            a.text(0.02, 0.02, f"paper: greedy = max on {paper.GREEDY_REACHES_MAX:.0f} % of "
+                   "its topologies", transform=a.transAxes, fontsize=8)
+    a.set_xticks(xs)
+    a.set_xticklabels(topos, rotation=20 if len(topos) > 3 else 0, fontsize=9)
+    a.grid(True, axis="y", alpha=0.3)
+    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False,
+             ncol=2)
 
 def plot_disjoint(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                   panels: Sequence[str] = DISJOINT_PANELS, reference: bool = True,
@@ -50,7 +98,11 @@ def plot_disjoint(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     n_topos = len(table.get("max", {}))
     sps_keys = sorted((m for m in table if m.startswith("sps k=")), key=lambda m: int(m[6:]))
     xlabel = "mean link-disjoint paths per edge-router pair (per topology)"
+    small = 0 < n_topos <= SMALL_STUDY
     for panel, a in zip(panels, axes):
+        if small:
+            _plot_small(panel, a, table, sps_keys, reference)
+            continue
         if panel == "max_greedy":
             for m, style in (("max", "-"), ("greedy", "--")):
                 vals = list(table.get(m, {}).values())
@@ -109,7 +161,9 @@ def plot_disjoint(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             a.legend(fontsize=8, loc="center right")
     if new:
         fig.suptitle("Figure 7: link-disjoint paths found per pair of edge routers "
-                     "(edge router: 2 links, so at most 2 paths)", fontsize=11)
+                     "(edge router: 2 links, so at most 2 paths)"
+                     + (f"; {n_topos} topolog{'y' if n_topos == 1 else 'ies'}: each shown "
+                        "(the paper's CDFs need more)" if small else ""), fontsize=11)
         if caption:
             add_caption(fig, config_caption(
                 rows, kind="disjoint", n_topos=n_topos,

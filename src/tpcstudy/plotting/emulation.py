@@ -24,7 +24,14 @@ import zlib
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullFormatter
+from matplotlib.patches import Patch
+from matplotlib.ticker import (
+    FixedLocator,
+    FormatStrFormatter,
+    FuncFormatter,
+    LogLocator,
+    NullFormatter,
+)
 
 from ..emulate.experiments.failover import recovery_summary
 from ..metrics import mean_interval, median_interval
@@ -58,10 +65,17 @@ def _err(values: Sequence[float], stat: str = "mean",
     return v, [[max(0.0, v - lo)], [max(0.0, hi - v)]]
 
 
+def plain_log_ticks(axis: Any) -> None:
+    """Ticks of a log axis in plain numbers (0.05, 0.1, 0.2, 0.5, 1, 2, 5, ...; never 10^-1)."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _label(r: Mapping[str, Any]) -> str:
     h, s = _num(r.get("heavy")), r.get("seed")
     name = str(r.get("scenario"))
-    return name if h is None else f"{name}\n{h:g} % s{s}"
+    return name if h is None else f"{name}\n{h:g} % heavy pairs, seed {s}"
 
 
 def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
@@ -106,7 +120,7 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
             a.errorbar(xs, meas, yerr=err, fmt="none", ecolor="black", elinewidth=1, capsize=2)
         for x, lv, v in zip(xs, lp, meas):
             if lv > 0:  # upright labels collide beyond four bars per draw
-                a.text(x, max(lv, v), f"{v / lv:.2f}", ha="center", va="bottom",
+                a.text(x, max(lv, v), f"{v / lv:.0%}", ha="center", va="bottom",
                        fontsize=7 if len(models) <= 4 else 6,
                        rotation=0 if len(models) <= 4 else 90)
     a.set_xticks(range(len(keys)))
@@ -116,11 +130,15 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                                                                      else 1.45))
     net = (getattr(rows, "config", {}) or {}).get("network") or {}
     mtu = f", MTU {net['mtu']}" if net.get("mtu") else ""
-    a.set_title(title or "TCP goodput (filled) vs the LP (outline)\n"
-                + "\n".join(textwrap.wrap(f"({_settings(ok)}{mtu})", 50)), fontsize=9)
+    a.set_title(title or "\n".join(["TCP goodput (filled) vs the LP (outline)",
+                                     "on each bar: measured / LP"]
+                                    + textwrap.wrap(f"({_settings(ok)}{mtu})", 46)), fontsize=9)
     # below the axes: inside, it would sit on the tallest bars
-    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False,
-             ncol=min(len(models), 5))
+    handles, labels = a.get_legend_handles_labels()
+    handles.append(Patch(fill=False, edgecolor="#555555", linewidth=1.5))
+    labels.append("the LP (outline)")
+    a.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+             frameon=False, ncol=min(len(models) + 1, 5))
     if gains:
         g = axes[1]
         # never a one-point axis zoomed onto its own noise: from below 1 to at least 1.5
@@ -135,8 +153,8 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         g.set_aspect("equal")
         g.set_xlabel("LP gain, sr / ecmp")
         g.set_ylabel("measured gain, sr / ecmp")
-        g.set_title("gain of SR", fontsize=10)
-        g.legend(fontsize=8, loc="upper left")
+        g.set_title("gain of SR over ECMP: the LP's vs TCP's", fontsize=10)
+        g.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     return fig
 
 
@@ -410,16 +428,22 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     a.set_ylabel("goodput, % of the LP optimum\n(the LP: the most the pairs' paths carry)",
                  fontsize=9)
     a.set_ylim(0, max([100.0] + [100.0 * float(r["goodput_lp"]) for r in ok]) * 1.05)
-    a.set_title(title or f"host policies on live TCP ({_settings(ok)})", fontsize=10)
+    a.set_title(title or "goodput of each policy", fontsize=10)
+    if ax is None:
+        nets = sorted({str(r.get("scenario")) for r in ok})
+        fig.suptitle(f"Host policies on live TCP, {', '.join(nets) or '?'}: {_settings(ok)}",
+                     fontsize=11)
     b.set_yscale("log")
-    b.set_ylim(top=top * 1.3)
+    plain_log_ticks(b.yaxis)
+    b.set_ylim(bottom=min(fin) / 1.5 if fin else None, top=top * 1.3)
     if unfinished:
         b.axhline(top, color="#999999", lw=0.8, ls=":")
     b.set_ylabel("flow completion time (s)", fontsize=9)
     b.set_title("flow completion times per draw"
-                + (" (dotted line: a transfer unfinished)" if unfinished else ""), fontsize=10)
-    if pols:
-        b.legend(fontsize=8, loc="lower left")
+                + ("\n(dotted line: a transfer unfinished)" if unfinished else ""), fontsize=10)
+    if pols:  # under the panel: inside, it covers the lowest points
+        b.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False,
+                 ncol=2)
     return fig
 
 
@@ -454,17 +478,24 @@ def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
             a.step(ts, on1, where="post", color=c, label=p)
     if kind == "delay":
         a.set_xscale("log")
-        a.set_xlabel("request completion time (s)")
+        plain_log_ticks(a.xaxis)
+        a.set_xlabel("request completion time (s, log scale)")
         a.set_ylabel("share of requests")
         a.set_title(title or "changing delay: requests' completion times", fontsize=10)
         b.set_ylabel("share started on the idle path")
+        b.set_title("requests started on the idle path\n(higher = better; ecmp: its hash "
+                    "decides)", fontsize=10)
     else:
         a.set_xlabel("time (s)")
         a.set_ylabel("site flows on path 1")
         a.set_title(title or "multihoming: a burst loads path 1", fontsize=10)
         b.set_ylabel("MMR (min / max flow throughput)")
+        b.set_title("fairness among the site flows\n(MMR, higher = fairer)", fontsize=10)
     b.set_xticks(range(len(pols)))
     b.set_xticklabels(pols, rotation=35, ha="right", fontsize=9)
     b.set_ylim(0, 1.05)
     a.legend(fontsize=8)
+    if ax is None:
+        fig.suptitle(f"Host policies, two-path scenario '{kind}' (two sites, two paths): "
+                     f"{_settings(rows)}", fontsize=11)
     return fig

@@ -117,7 +117,7 @@ _ALL = (
        "topology matrix seed model k demands volume mlu lambda reduction lp_mlu gap bound "
        "gap_bound columns iterations seconds nodes links status error",
        "topology seed model k", "mlu", _S + "mlu:summary_line", _P + "mlu:plot_mlu",
-       "tpcstudy maxflow --objective mlu ...", sniff="model mlu reduction",
+       "tpcstudy mlu ...", sniff="model mlu reduction",
        required="topology seed model k mlu",
        numeric="mlu lambda reduction gap bound"),
     _k("emulate-throughput",

@@ -43,7 +43,7 @@ from .store import ResultStore, cell_number, discard_results, folder_lock, read_
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["MLU_STUDY_MODELS", "GENERATED", "COLUMNS", "KEY", "MLUConfig", "demand_matrix",
-           "run_topology", "run_mlu_study", "summarize", "format_summary", "summary_line"]
+           "run_topology", "resolved", "run_mlu_study", "summarize", "format_summary", "summary_line"]
 
 #: The models of the study (``ecmp`` is always solved: the baseline of every reduction).
 MLU_STUDY_MODELS = ("ecmp", "multipath", "sr", "sr-unsplit", "mcf")
@@ -63,13 +63,15 @@ class MLUConfig:
         Segment limits of ``sr`` and ``sr-unsplit``.
     demands
         ``auto`` (the ``NAME.*.demands`` next to each REPETITA ``NAME.graph``: ``NAME.0000``
-        when there, else the first by name), a ``.demands`` file (one topology), ``gravity``
-        or ``uniform`` (drawn per topology and seed).
+        when there, else the first by name; a topology of another format, e.g. a Zoo
+        ``.gml``, which brings no matrix: a ``gravity`` matrix), a ``.demands`` file (one
+        topology), ``gravity`` or ``uniform`` (drawn per topology and seed).
     seeds
         Draws of a generated matrix (one row set each) and the seeds of ``sr-unsplit``'s
         search; a file's matrix is used once, with the first seed given.
     capacity, weight, links, solver
-        As the max-flow study.
+        As the max-flow study; capacity and weight ``auto``: ``file`` for a topology carrying
+        a file's matrix (the matrix's units), else ``uniform`` and ``hop``.
     """
 
     models: Tuple[str, ...] = ("ecmp", "sr", "mcf")
@@ -101,9 +103,10 @@ class MLUConfig:
                              "FILE, gravity or uniform")
         if self.solver not in SOLVERS:
             raise UsageError(f"solver {self.solver!r}: choose from {', '.join(SOLVERS)}")
-        check_rules(self.capacity, self.weight)
+        check_rules("uniform" if self.capacity == "auto" else self.capacity,
+                    "hop" if self.weight == "auto" else self.weight)
         check_links(self.links)
-        if self.demands not in GENERATED:
+        if self.demands not in GENERATED + ("auto",):
             seeds = seeds[:1]
             if self.demands != "auto" and not Path(self.demands).is_file():
                 raise UsageError(f"--demands {self.demands}: no such file (a REPETITA .demands "
@@ -115,15 +118,33 @@ class MLUConfig:
         return {"topo": topo_spec, "objective": "mlu", "models": list(self.models),
                 "k": list(self.ks), "demands": self.demands, "seeds": list(self.seeds),
                 "capacity": self.capacity, "weight": self.weight, "links": self.links,
-                "matrix_rule": matrix_rule(self.demands)}
+                "matrix_rule": matrix_rule(self.demands) if self.demands != "auto" else
+                f"auto: per REPETITA .graph, {matrix_rule('file')}; per topology of another "
+                f"format (no matrix of its own), {matrix_rule('gravity')}"}
 
 
 def _demands_file(path: Path, spec: str) -> Optional[Path]:
     if spec in GENERATED:
         return None
     if spec == "auto":
+        if path.suffix.lower() != ".graph":  # a Zoo file: no matrix of its own (gravity)
+            return None
         return demands_beside(path, NO_MATRIX_HINT)
     return Path(spec)
+
+
+def resolved(path: Path, config: "MLUConfig") -> Tuple[str, Optional[Path], str, str]:
+    """``(matrix spec, matrix file, capacity, weight)`` of one topology: ``--demands auto``
+    is the file's own matrix, or ``gravity`` for a topology that brings none; capacity and
+    weight ``auto`` are ``file`` with a file's matrix, else ``uniform`` and ``hop``."""
+    dfile = _demands_file(path, config.demands)
+    spec = config.demands
+    if spec == "auto" and dfile is None:
+        spec = "gravity"
+    filed = dfile is not None
+    capacity = ("file" if filed else "uniform") if config.capacity == "auto" else config.capacity
+    weight = ("file" if filed else "hop") if config.weight == "auto" else config.weight
+    return spec, dfile, capacity, weight
 
 
 # --------------------------------------------------------------------------- one topology
@@ -131,14 +152,13 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
     """The rows of one topology (``task.args``: ``(path, MLUConfig)``)."""
     path_text, config = task.args
     path = Path(path_text)
-    topo = read_topology(path, capacity=config.capacity, weight=config.weight,
-                         links=config.links)
-    dfile = _demands_file(path, config.demands)
+    spec, dfile, capacity, weight = resolved(path, config)
+    topo = read_topology(path, capacity=capacity, weight=weight, links=config.links)
     base = {"topology": topo.name, "nodes": topo.num_nodes, "links": topo.num_links,
-            "matrix": config.demands if dfile is None else dfile.name}
+            "matrix": spec if dfile is None else dfile.name}
     rows: List[Dict[str, Any]] = []
-    for seed in config.seeds:
-        S, T, V = demand_matrix(topo, config.demands, seed, path=dfile)
+    for seed in (config.seeds if spec in GENERATED else config.seeds[:1]):
+        S, T, V = demand_matrix(topo, spec, seed, path=dfile)
         dem = list(zip(S.tolist(), T.tolist(), V.tolist()))
         common = dict(base, seed=seed, demands=len(S), volume=round(float(V.sum()), 9))
         got: Dict[Tuple[str, Any], Any] = {}

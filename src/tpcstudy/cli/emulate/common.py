@@ -63,7 +63,7 @@ def at_least(lo: int, hi: Optional[int] = None) -> Callable[[str], int]:
 
 
 def add_topology(p: argparse.ArgumentParser, *, plan: bool = True) -> None:
-    add_topology_options(p, topo_required=False, refuse_multigraph=(
+    add_topology_options(p, topo_required=False, many=False, refuse_multigraph=(
         "the emulator joins two routers by one veth link and prunes by the merged rule; "
         "maxflow, disjoint and export take multigraph"))
     if plan:

@@ -1,5 +1,7 @@
-"""``tpcstudy emulate up | exec | watch | list | down``: a live emulated network for your own
-programs (:mod:`tpcstudy.emulate.network.live`)."""
+"""``tpcstudy emulate up | exec | watch | inspect | pingall | list | down``: a live emulated
+network for your own programs (:mod:`tpcstudy.emulate.network.live`). ``inspect`` follows
+containerlab's ``inspect`` (a table of the nodes and their addresses), ``pingall`` Mininet's
+(every host pair, one echo each, a matrix and the share dropped)."""
 
 from __future__ import annotations
 
@@ -53,6 +55,26 @@ def register(sub: Any) -> None:
     w.add_argument("--top", type=at_least(1), default=15,
                    help="links shown per interval (default 15)")
     w.set_defaults(func=cmd_watch)
+    ins = sub.add_parser("inspect", help="routers, addresses and links of a network that is up",
+                         description="Per router of the network NAME: its namespace and state, "
+                                     "loopback (the SID the table's segments name), host "
+                                     "address and links with their shaped rates; the table "
+                                     "installed (as containerlab inspect shows a lab).")
+    ins.add_argument("name")
+    ins.add_argument("--json", action="store_true", help="one JSON object")
+    ins.set_defaults(func=cmd_inspect)
+    pa = sub.add_parser("pingall", help="every host pair of a network that is up, one ping each",
+                        description="From every router's host to every other one: one ICMPv6 "
+                                    "echo, sent as the host sends it, so over the table "
+                                    "installed with --install route (the BPF agent steers TCP "
+                                    "only: its echoes take the IGP's routes). Prints Mininet's "
+                                    "matrix (X: no reply) and the share dropped; exit 1 when "
+                                    "any is.")
+    pa.add_argument("name")
+    pa.add_argument("--timeout", type=positive(), default=2.0,
+                    help="seconds to wait for the replies of one host (default 2)")
+    pa.add_argument("--json", action="store_true", help="one JSON object")
+    pa.set_defaults(func=cmd_pingall)
     li = sub.add_parser("list", help="the networks that are up")
     li.set_defaults(func=cmd_list)
     d = sub.add_parser("down", help="remove a network that is up (exactly it)")
@@ -135,13 +157,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
                                                                     if r["bytes"]]}),
                       flush=True)
                 continue
-            if tty:
-                sys.stdout.write("\x1b[H\x1b[2J")
-            print(f"{args.name}: t = {t - t0:.1f} s (every {args.interval:g} s)")
-            print(f"{'link':<40} {'Mbit/s':>9} {'of rate':>8}")
-            for r in rows[:args.top]:
-                if r["bytes"]:
-                    print(f"{r['link']:<40} {r['mbps']:>9.3f} {100 * r['util']:>7.1f}%")
+            lines = [f"{args.name}: t = {t - t0:.1f} s (every {args.interval:g} s"
+                     + ("; Ctrl-C to stop)" if tty else ")"),
+                     f"{'link':<40} {'Mbit/s':>9} {'of rate':>8}"]
+            lines += [f"{r['link']:<40} {r['mbps']:>9.3f} {100 * r['util']:>7.1f}%"
+                      for r in rows[:args.top] if r["bytes"]] or ["(no traffic)"]
+            if tty:  # as watch(1): the table redrawn in place, not scrolled
+                sys.stdout.write(("\x1b[2J" if n == 1 else "") + "\x1b[H"
+                                 + "".join(f"{line}\x1b[K\n" for line in lines) + "\x1b[J")
+            else:  # a file or pipe: one table after another
+                sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
     except KeyboardInterrupt:
         pass
@@ -154,6 +179,68 @@ def cmd_watch(args: argparse.Namespace) -> int:
         print(f"totals over {tp - t0:.1f} s: " + (", ".join(f"{k} {v} B" for k, v in totals[:20])
                                                  or "nothing sent"))
     return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from ...emulate.network.live import inspect
+
+    doc = inspect(args.name)
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    routers = doc["routers"]
+    print(f"{doc['name']}: {doc['topology']}, {len(routers)} routers, up {doc['up']} (pid "
+          f"{doc['pid']}, prefix {doc['prefix']}), links {doc['link_mbps']} Mbit/s per unit; "
+          + (f"table {doc['table']} installed ({doc['install']}, slot {doc['slot']})"
+             if doc.get("table") else "no table installed (IGP shortest paths, ECMP)"))
+    w = max([len(str(r["name"])) for r in routers] + [6])
+    print(f"{'router':<{w}} {'id':>3}  {'namespace':<16} {'state':<8} {'loopback (SID)':<26} "
+          f"{'host address':<26} links (neighbour via interface, Mbit/s)")
+    for r in routers:
+        links = ", ".join(f"{x['to']} via {x['interface']} {x['mbps']:g}" for x in r["links"])
+        print(f"{str(r['name']):<{w}} {r['id']:>3}  {r['netns']:<16} {r['state']:<8} "
+              f"{str(r['loopback']):<26} {(r['hosts'] or ['-'])[0]:<26} {links}")
+    missing = [r["name"] for r in routers if r["state"] != "running"]
+    if missing:
+        print(f"missing namespaces: {', '.join(map(str, missing))} (tpcstudy emulate down "
+              f"{doc['name']} removes what is left)")
+    return 1 if missing else 0
+
+
+def cmd_pingall(args: argparse.Namespace) -> int:
+    from ...emulate.network.live import find, pingall
+
+    rec = find(args.name)
+    assert rec is not None
+    t0 = time.monotonic()
+    res = pingall(args.name, timeout=args.timeout)
+    took = time.monotonic() - t0
+    ok = [rtt for _, _, rtt in res if rtt is not None]
+    lost = len(res) - len(ok)
+    how = {"route": f"over the table installed as SRv6 routes (slot {rec.get('slot', 0)})",
+           "bpf": "the BPF agent steers TCP only: echoes take the IGP's routes"}.get(
+        str(rec.get("install")), "no table installed: the IGP's routes")
+    if args.json:
+        print(json.dumps({"name": args.name, "pairs": len(res), "received": len(ok),
+                          "dropped": lost, "how": how, "seconds": round(took, 3),
+                          "results": [{"source": s, "destination": d,
+                                       "rtt_ms": None if r is None else round(1e3 * r, 3)}
+                                      for s, d, r in res]}))
+        return 1 if lost else 0
+    print(f"*** Ping: every host pair of {args.name}, one ICMPv6 echo each ({how})")
+    by: Dict[str, List[str]] = {}
+    for s, d, r in res:
+        by.setdefault(s, []).append(d if r is not None else "X")
+    for s, outs in by.items():
+        print(f"{s} -> {' '.join(outs)}")
+    if not res:
+        print("*** Results: no pair of hosts (fewer than two routers have a host)")
+        return 1
+    rtt = sorted(ok)
+    print(f"*** Results: {100.0 * lost / len(res):.0f}% dropped ({len(ok)}/{len(res)} received)"
+          + (f"; round trip min {1e3 * rtt[0]:.2f} / median {1e3 * rtt[len(rtt) // 2]:.2f} / "
+             f"max {1e3 * rtt[-1]:.2f} ms" if rtt else "") + f"; {took:.1f} s")
+    return 1 if lost else 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:

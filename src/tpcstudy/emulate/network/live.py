@@ -34,6 +34,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
 from ...export.bpf import read_json
+from ...linux import NETNS_DIR
 from ...topology import Topology
 from . import kernel as _ns
 from .launch import launch_argv
@@ -49,7 +50,7 @@ from .lifecycle import (
 from .spec import HOST_NIC, HOST_TABLE, NetworkSpec, network_spec
 
 __all__ = ["up", "down", "find", "live_networks", "exec_argv", "sample", "rates",
-           "route_lines", "Network", "INSTALLS", "age"]
+           "route_lines", "Network", "INSTALLS", "age", "inspect", "pingall"]
 
 INSTALLS = ("route", "bpf")
 
@@ -168,7 +169,7 @@ def _up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: fl
             install_agents(emu, table, policy=policy or Policy("slot", slot=slot))
         return emu.keep(name, created=_dt.datetime.now(_dt.timezone.utc).isoformat(
             timespec="seconds"), table=str(table) if table else None, install=install,
-            link_mbps=link_mbps, routers=_routers_doc(spec))
+            slot=slot if install else None, link_mbps=link_mbps, routers=_routers_doc(spec))
 
 
 def live_networks() -> List[RunRecord]:
@@ -323,6 +324,116 @@ class Network:
         """Link directions that sent at least ``min_bytes`` since ``before``."""
         after = self.counters()
         return sorted(k for k, v in after.items() if v - before.get(k, v) >= min_bytes)
+
+
+def inspect(name: str) -> Dict[str, Any]:
+    """Network ``name`` as ``containerlab inspect`` shows a lab: per router its namespace and
+    whether it exists now, its loopback (the SID the table's segments name), its host address,
+    its links (neighbour, interface, shaped rate); the network's table and how it is installed.
+    """
+    rec = find(name)
+    assert rec is not None
+    routers = []
+    for r in rec.get("routers") or []:
+        netns = str(r.get("netns"))
+        routers.append({"name": r.get("name"), "id": r.get("id"), "netns": netns,
+                        "state": "running" if netns.startswith(str(rec["prefix"]))
+                        and (NETNS_DIR / netns).exists() else "missing",
+                        "loopback": r.get("loopback"), "hosts": list(r.get("hosts") or []),
+                        "links": [{"to": i.get("to"), "interface": i.get("name"),
+                                   "mbps": float(i.get("rate_bps") or 0) / 1e6}
+                                  for i in r.get("interfaces") or []]})
+    return {"name": name, "topology": rec.get("topology"), "prefix": rec.get("prefix"),
+            "pid": rec.get("pid"), "up": age(rec), "created": rec.get("created"),
+            "table": rec.get("table"), "install": rec.get("install"), "slot": rec.get("slot"),
+            "link_mbps": rec.get("link_mbps"), "routers": routers}
+
+
+def _echo(netns: str, source: str, targets: Sequence[str], timeout: float,
+          into: Dict[str, Optional[float]]) -> None:
+    """In a thread of its own: enter ``netns`` (this thread only), send one ICMPv6 echo
+    request from ``source`` to each target and record each reply's round trip (seconds;
+    ``None`` for none within ``timeout``). The packets leave as the host's (a local socket:
+    the host's table, with the installed SRv6 routes)."""
+    import os
+    import select
+    import socket
+    import struct
+    import time
+
+    from ...linux import enter_netns_fd, setns
+
+    for t in targets:
+        into[t] = None
+    try:
+        fd = enter_netns_fd(netns)
+        try:
+            setns(fd)
+        finally:
+            os.close(fd)
+        sock = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+    except OSError:
+        return
+    ident = (os.getpid() ^ (hash(netns) & 0xFFFF)) & 0xFFFF
+    try:
+        sock.bind((source, 0))
+        sent: Dict[int, Tuple[str, float]] = {}
+        for seq, t in enumerate(targets):
+            # type 128 (echo request), code 0, checksum 0 (the kernel fills it), id, seq
+            sent[seq] = (t, time.monotonic())
+            try:
+                sock.sendto(struct.pack("!BBHHH", 128, 0, 0, ident, seq) + b"tpcstudy", (t, 0))
+            except OSError:
+                continue
+        deadline = time.monotonic() + timeout
+        left = set(sent)
+        while left and time.monotonic() < deadline:
+            ready, _, _ = select.select([sock], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            data, addr = sock.recvfrom(2048)
+            if len(data) < 8:
+                continue
+            kind, _, _, rid, seq = struct.unpack("!BBHHH", data[:8])
+            if kind == 129 and rid == ident and seq in left and \
+                    ipaddress.ip_address(addr[0]) == ipaddress.ip_address(sent[seq][0]):
+                left.discard(seq)
+                into[sent[seq][0]] = time.monotonic() - sent[seq][1]
+    finally:
+        sock.close()
+
+
+def pingall(name: str, *, timeout: float = 2.0, parallel: int = 16
+            ) -> List[Tuple[str, str, Optional[float]]]:
+    """Mininet's ``pingall`` on network ``name``: from every router's host to every other
+    router's host, one ICMPv6 echo each, sent as the host sends (so over the table installed
+    with ``--install route``); ``(source, destination, round trip in seconds or None)``."""
+    import threading
+
+    rec = find(name)
+    assert rec is not None
+    hosts = [(str(r["name"]), str(r["netns"]), str(r["hosts"][0]))
+             for r in rec.get("routers") or [] if r.get("hosts")]
+    for _, netns, _ in hosts:
+        if not netns.startswith(str(rec["prefix"])):
+            raise UsageError(f"record of {name!r}: namespace {netns[:40]!r} is not the network's")
+    got: Dict[str, Dict[str, Optional[float]]] = {}
+    threads: List[threading.Thread] = []
+    for src, netns, addr in hosts:
+        got[src] = {}
+        targets = [a for n, _, a in hosts if n != src]
+        th = threading.Thread(target=_echo, args=(netns, addr, targets, timeout, got[src]),
+                              daemon=True)
+        threads.append(th)
+    for i in range(0, len(threads), parallel):
+        batch = threads[i:i + parallel]
+        for th in batch:
+            th.start()
+        for th in batch:
+            th.join(timeout + 5.0)
+    addr_of = {n: a for n, _, a in hosts}
+    return [(src, dst, got[src].get(addr_of[dst])) for src, _, _ in hosts
+            for dst, _, _ in hosts if dst != src]
 
 
 def age(rec: RunRecord) -> str:
