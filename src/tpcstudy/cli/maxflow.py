@@ -34,6 +34,7 @@ from .options import (
     add_topology_options,
     apply_mirror,
     checked_jobs,
+    checked_seeds,
     next_steps,
     parse_k_list,
     parse_list,
@@ -99,10 +100,7 @@ def register(sub: Any) -> None:
 
 def cmd_maxflow(args: argparse.Namespace) -> int:
     apply_mirror(args)
-    if args.seeds < 1:
-        raise UsageError("--seeds must be >= 1")
-    if args.seed < 0:
-        raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
+    checked_seeds(args.seeds, args.seed)
     checked_jobs(args)
     # A REPETITA matrix is in the file's own units (kbit/s) for the file's own capacities and
     # weights: against uniform capacities of 1 every MLU would be ~1e7
