@@ -15,7 +15,7 @@ from tpcstudy.study import MaxflowConfig, load_results, read_meta, run_maxflow_s
 from tpcstudy.study.maxflow import (
     format_summary,
     improvement_table,
-    median_interval,
+    median_noise_interval,
     summarize,
     summary_line,
 )
@@ -83,18 +83,18 @@ def test_the_median_noise_interval() -> None:
     """Bootstrap over each topology's draws: seeded (same seed, same interval), contains the
     possible medians only, and none when no topology has two draws."""
     per = {"A": [0.0, 0.0, 90.0], "B": [20.0]}
-    a = median_interval(per, "topology", seed=1)
-    assert a == median_interval(per, "topology", seed=1)
+    a = median_noise_interval(per, "topology", seed=1)
+    assert a == median_noise_interval(per, "topology", seed=1)
     # A's resampled mean is 0, 30, 60 or 90 and B stays 20: the median is 10, 25, 40 or 55
     assert a[0] in (10.0, 25.0) and a[1] in (40.0, 55.0)
-    assert median_interval(per, "pooled", seed=1)[0] >= 0.0
+    assert median_noise_interval(per, "pooled", seed=1)[0] >= 0.0
     # one seed per topology: no noise can be told, and a zero-width interval would say "none"
-    assert all(math.isnan(x) for x in median_interval({"A": [5.0], "B": [7.0]}, seed=3))
-    assert math.isnan(median_interval({})[0])
+    assert all(math.isnan(x) for x in median_noise_interval({"A": [5.0], "B": [7.0]}, seed=3))
+    assert math.isnan(median_noise_interval({})[0])
     many = {f"T{i}": list(np.random.default_rng(i).normal(30, 10, size=20)) for i in range(50)}
-    lo, hi = median_interval(many, "pooled", seed=0)
+    lo, hi = median_noise_interval(many, "pooled", seed=0)
     assert lo < 30 < hi and hi - lo < 5  # 1,000 values around 30: a narrow interval
-    assert median_interval(many, "pooled", seed=7) != (lo, hi)
+    assert median_noise_interval(many, "pooled", seed=7) != (lo, hi)
 
 
 def test_run_maxflow_study_resumes_and_records_its_kind(tmp_path: Path,

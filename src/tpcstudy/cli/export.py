@@ -19,6 +19,7 @@ from ..export import (
     write_paths,
 )
 from ..io import json_text, read_topologies
+from ..io.bounded import MAX_TEXT_BYTES, check_input_file
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune
 from .emulate.common import non_negative
@@ -127,6 +128,7 @@ def _demands_of(spec: str, topo: Any) -> Any:
             raise UsageError(f"--demands auto: {topo.name} was not read from a file "
                              f"({NO_MATRIX_HINT})")
         return demands_beside(Path(src), NO_MATRIX_HINT)
+    check_input_file(spec, what="demand", limit=MAX_TEXT_BYTES)  # a FIFO would block the read
     return Path(spec)
 
 

@@ -35,6 +35,7 @@ from .options import (
     add_topology_options,
     apply_mirror,
     checked_jobs,
+    checked_seeds,
     finish_study,
     parse_k_list,
     parse_list,
@@ -93,10 +94,7 @@ def register(sub: Any) -> None:
 
 def cmd_maxflow(args: argparse.Namespace) -> int:
     apply_mirror(args)
-    if args.seeds < 1:
-        raise UsageError("--seeds must be >= 1")
-    if args.seed < 0:
-        raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
+    checked_seeds(args.seeds, args.seed)
     if args.objective == "mlu":
         return _mlu_alias(args)
     checked_jobs(args)

@@ -19,7 +19,6 @@ import math
 import time
 from typing import Any, Dict, List, Sequence
 
-from ..errors import UsageError
 from ..lp import SOLVERS
 from ..study.executors import executor_scope
 from ..study.store import cell_number
@@ -31,6 +30,7 @@ from .options import (
     add_topology_options,
     apply_mirror,
     checked_jobs,
+    checked_seeds,
     finish_study,
     parse_k_list,
     parse_list,
@@ -81,10 +81,7 @@ def cmd_mlu(args: argparse.Namespace) -> int:
     from ..study import mlu as study_mlu
 
     apply_mirror(args)
-    if args.seeds < 1:
-        raise UsageError("--seeds must be >= 1")
-    if args.seed < 0:
-        raise UsageError(f"--seed {args.seed}: seeds are integers >= 0")
+    checked_seeds(args.seeds, args.seed)
     checked_jobs(args)
     resolve_out(args, "mlu")
     config = study_mlu.MLUConfig(

@@ -25,7 +25,8 @@ from ..study.summary import summary_data
 __all__ = ["add_topology_options", "split_topo", "topo_specs", "apply_mirror",
            "add_executor_options", "checked_jobs", "parse_list", "parse_k_list", "progress",
            "add_output_options", "print_study_json", "next_steps", "out_slug", "add_out_option",
-           "resolve_out", "finish_study", "Help", "RawHelp", "Parser", "deprecated_alias"]
+           "resolve_out", "finish_study", "Help", "RawHelp", "Parser", "deprecated_alias",
+           "checked_seeds", "MAX_SEEDS"]
 
 T = TypeVar("T")
 
@@ -200,6 +201,23 @@ def checked_jobs(args: argparse.Namespace) -> int:
         jobs = cpus
     args.jobs = jobs
     return jobs
+
+
+#: Most draws ``--seeds`` asks for: each is a task per topology (the paper's figures use 20).
+MAX_SEEDS = 10_000
+
+
+def checked_seeds(count: int, first: int = 0) -> range:
+    """``--seeds COUNT`` from ``--seed FIRST``: 1 to :data:`MAX_SEEDS` draws (a range: the
+    seeds are never listed before they are known to be few)."""
+    if count < 1:
+        raise UsageError("--seeds must be >= 1")
+    if count > MAX_SEEDS:
+        raise UsageError(f"--seeds {count}: at most {MAX_SEEDS} draws (each is a task per "
+                         "topology; the paper's figures use 20)")
+    if first < 0:
+        raise UsageError(f"--seed {first}: seeds are integers >= 0")
+    return range(first, first + count)
 
 
 def parse_list(text: str, kind: Callable[[str], T], what: str) -> List[T]:

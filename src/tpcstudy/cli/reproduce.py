@@ -10,13 +10,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
 from ..io.files import atomic_write_text
 from ..study.executors import executor_scope
 from ..study.reproduce import PAPER_TOPO, format_report, run_reproduce
 from ..study.store import load_results
 from ..study.summary import plain
-from .options import RawHelp, add_executor_options, apply_mirror, checked_jobs
+from .options import RawHelp, add_executor_options, apply_mirror, checked_jobs, checked_seeds
 
 
 def register(sub: Any) -> None:
@@ -44,8 +43,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    if args.seeds < 1:
-        raise UsageError("--seeds must be >= 1")
+    checked_seeds(args.seeds)
     args.topo = PAPER_TOPO
     apply_mirror(args)
     checked_jobs(args)

@@ -126,6 +126,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         else:
             text = f"{results.source} ({results.kind}, {len(results)} rows)\n" + \
                 summary_text(results, aggregate=args.aggregate, k=args.k)
+        if results.writer is not None:  # a live run holds the folder's lock: rows are partial
+            if args.json:
+                text = json.dumps({**json.loads(text), "running_pid": results.writer,
+                                   "partial": True}, sort_keys=False)
+            else:
+                text = f"{results.source}: still running (pid {results.writer}): partial\n" + text
         failed = failed_rows(results)
         if failed and not args.json:
             text += f"\n{failed} failed rows (see the error column of {results.source})"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import TopologyFormatError
+from .bounded import MAX_TEXT_BYTES, clip, read_bounded_text
 
 __all__ = ["read_text", "number", "integer", "unique_names", "opt_float", "progress_bar",
            "PROGRESS_BYTES"]
@@ -32,25 +33,19 @@ def progress_bar(path: Path, size: int) -> Any:
 
 
 def read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TopologyFormatError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise TopologyFormatError(path, line, f"byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                                  "is not UTF-8 text") from None
+    """A topology or demand file's text, read bounded (:mod:`tpcstudy.io.bounded`: a regular file
+    of at most :data:`~tpcstudy.io.bounded.MAX_TEXT_BYTES`, UTF-8)."""
+    return read_bounded_text(path, MAX_TEXT_BYTES, what="topology or demand",
+                             error=TopologyFormatError)
 
 
 def number(text: str, path: Path, line: int, what: str) -> float:
     try:
         x = float(text)
     except ValueError:
-        raise TopologyFormatError(path, line, f"{what} {text!r} is not a number") from None
+        raise TopologyFormatError(path, line, f"{what} {clip(text)} is not a number") from None
     if math.isnan(x) or math.isinf(x):
-        raise TopologyFormatError(path, line, f"{what} {text!r} is not a finite number")
+        raise TopologyFormatError(path, line, f"{what} {clip(text)} is not a finite number")
     return x
 
 
@@ -58,7 +53,7 @@ def integer(text: str, path: Path, line: int, what: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise TopologyFormatError(path, line, f"{what} {text!r} is not an integer") from None
+        raise TopologyFormatError(path, line, f"{what} {clip(text)} is not an integer") from None
 
 
 def unique_names(labels: Sequence[Optional[str]], ids: Sequence[Any]) -> List[str]:

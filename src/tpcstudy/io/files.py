@@ -1,24 +1,21 @@
-"""Small I/O helpers: atomic writes (temporary file, then rename), CSV and JSON output."""
+"""Small I/O helpers: atomic writes (temporary file, then rename), CSV and JSON output (reading
+input files: :mod:`tpcstudy.io.bounded`)."""
 
 from __future__ import annotations
 
 import contextlib
 import csv
-import errno
 import io
 import json
 import math
 import os
 import re
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, List, Mapping, Sequence, Union
 
 import numpy as np
-
-from ..errors import InputFileError
 
 PathLike = Union[str, os.PathLike]
 
@@ -179,38 +176,3 @@ def _json_default(o: Any) -> Any:
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"cannot write {type(o).__name__} as JSON")
-
-
-def read_bounded(path: PathLike, limit: int) -> bytes:
-    """A regular file's bytes, at most ``limit``, not following a link and never blocking on a
-    FIFO or a device: input that other people write, read as root. Anything else is a
-    :class:`~tpcstudy.errors.InputFileError` naming the file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InputFileError(f"{path}: a symbolic link (refused: name the file itself)"
-                                 ) from None
-        raise InputFileError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputFileError(f"{path}: not a regular file")
-        if st.st_size > limit:
-            raise InputFileError(f"{path}: {st.st_size} bytes, more than the {limit} any "
-                                 f"valid file of its kind has")
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise InputFileError(f"{path}: more than the {limit} bytes any valid file of its "
-                                 "kind has")
-        return data
-    finally:
-        os.close(fd)

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import TopologyFormatError
 from ..topology import EdgeArrays, Topology, build_topology
 from ._parse import opt_float, progress_bar, read_text, unique_names
+from .bounded import clip
 
 __all__ = ["read_gml", "parse_gml"]
 
@@ -39,7 +40,7 @@ def _tokens(text: str, path: Path) -> Iterator[Tuple[str, str, int]]:
             m = _GML_TOKEN.match(text, pos)
             if m is None:
                 snippet = text[pos: pos + 20].split("\n")[0]
-                raise TopologyFormatError(path, line, f"unexpected text {snippet!r}")
+                raise TopologyFormatError(path, line, f"unexpected text {clip(snippet)}")
             kind = m.lastgroup
             tok = m.group()
             if kind == "nl":
@@ -84,7 +85,7 @@ def parse_gml(text: str, path: Path, collapse: Optional[Collapse] = None) -> Gml
                 else:
                     stack[-1][-1] = (key, done, kln)
             elif kind != "key":
-                raise TopologyFormatError(path, ln, f"expected a key, found {tok!r}")
+                raise TopologyFormatError(path, ln, f"expected a key, found {clip(tok)}")
             else:
                 pending = (tok, ln)
             continue
@@ -97,12 +98,16 @@ def parse_gml(text: str, path: Path, collapse: Optional[Collapse] = None) -> Gml
         elif kind == "str":
             stack[-1].append((key, html.unescape(tok[1:-1]), kln))
         elif kind == "num":
-            num: Any = float(tok) if any(c in tok for c in ".eE") else int(tok)
+            try:
+                num: Any = float(tok) if any(c in tok for c in ".eE") else int(tok)
+            except ValueError:  # an integer of more than Python's 4300 digits
+                raise TopologyFormatError(path, ln, f"key {clip(key)}: a number of {len(tok)} "
+                                          "digits") from None
             stack[-1].append((key, num, kln))
         else:
-            raise TopologyFormatError(path, ln, f"key {key!r} has no value, found {tok!r}")
+            raise TopologyFormatError(path, ln, f"key {clip(key)} has no value, found {clip(tok)}")
     if pending is not None:
-        raise TopologyFormatError(path, pending[1], f"key {pending[0]!r} has no value (file "
+        raise TopologyFormatError(path, pending[1], f"key {clip(pending[0])} has no value (file "
                                   "truncated?)")
     if opened:
         raise TopologyFormatError(path, opened[-1], "'[' opened here is never closed (file truncated?)")
@@ -133,7 +138,7 @@ def read_gml(path: Path, capacity: str, weight: str, links: str = "merged") -> T
                 raise TopologyFormatError(path, ln, "node without an 'id'")
             nid = attrs["id"]
             if nid in index:
-                raise TopologyFormatError(path, ln, f"node id {nid!r} is defined twice")
+                raise TopologyFormatError(path, ln, f"node id {clip(nid)} is defined twice")
             index[nid] = len(ids)
             ids.append(nid)
             lab = attrs.get("label")
@@ -173,6 +178,11 @@ def read_gml(path: Path, capacity: str, weight: str, links: str = "merged") -> T
         if key in ("node", "edge"):  # a 'node'/'edge' that is a value, not a [ ... ] block
             raise TopologyFormatError(path, ln, f"'{key}' is not a [ ... ] block")
     gattrs = {k: v for k, v, _ in body if not isinstance(v, list)}
+    directed = [(v, ln) for k, v, ln in body if k == "directed"]
+    if directed and directed[0][0] != 0:
+        raise TopologyFormatError(path, directed[0][1], f"directed {clip(directed[0][0])}: a "
+                                  "directed graph, but tpcstudy reads every link as undirected "
+                                  "(its capacity both ways); to read the file so, set 'directed 0'")
     if not ids:
         raise TopologyFormatError(path, None, "the graph has no nodes")
     us = np.empty(len(e_src), dtype=np.int64)
@@ -180,7 +190,7 @@ def read_gml(path: Path, capacity: str, weight: str, links: str = "merged") -> T
     for i, (s, t) in enumerate(zip(e_src, e_dst)):
         for end_name, end in (("source", s), ("target", t)):
             if end not in index:
-                raise TopologyFormatError(path, e_line[i], f"edge {end_name} {end!r} is not a node id")
+                raise TopologyFormatError(path, e_line[i], f"edge {end_name} {clip(end)} is not a node id")
         us[i], vs[i] = index[s], index[t]
     m = len(e_src)
     edges = EdgeArrays(us, vs, np.array(e_speed, dtype=np.float64), np.full(m, np.nan),

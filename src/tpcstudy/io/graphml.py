@@ -10,6 +10,7 @@ from xml.parsers import expat
 from ..errors import TopologyFormatError
 from ..topology import RawEdge, Topology, build_topology
 from ._parse import number, opt_float, read_text, unique_names
+from .bounded import clip
 
 __all__ = ["read_graphml"]
 
@@ -39,7 +40,7 @@ def read_graphml(path: Path, capacity: str, weight: str, links: str = "merged") 
                 raise TopologyFormatError(path, ln, "node without an 'id'")
             nid = attrs["id"]
             if nid in node_index:
-                raise TopologyFormatError(path, ln, f"node id {nid!r} is defined twice")
+                raise TopologyFormatError(path, ln, f"node id {clip(nid)} is defined twice")
             node_index[nid] = len(nodes)
             state["node"] = {"__id": nid}
             nodes.append(state["node"])
@@ -93,13 +94,13 @@ def read_graphml(path: Path, capacity: str, weight: str, links: str = "merged") 
     for s, t, attrs, ln in edges:
         for end_name, e in (("source", s), ("target", t)):
             if e not in node_index:
-                raise TopologyFormatError(path, ln, f"edge {end_name} {e!r} is not a node id")
+                raise TopologyFormatError(path, ln, f"edge {end_name} {clip(e)} is not a node id")
         sp = math.nan
         if "LinkSpeedRaw" in attrs:
             text, dln = attrs["LinkSpeedRaw"]
             sp = number(text, path, dln, "LinkSpeedRaw")
             if sp <= 0:
-                raise TopologyFormatError(path, dln, f"LinkSpeedRaw {text!r} is not positive")
+                raise TopologyFormatError(path, dln, f"LinkSpeedRaw {clip(text)} is not positive")
         raw.append(RawEdge(node_index[s], node_index[t], speed=sp))
 
     def attr(nd: Dict[str, Any], k: str) -> Optional[str]:

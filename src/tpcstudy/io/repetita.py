@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import TopologyFormatError
 from ..topology import EdgeArrays, Topology, build_topology
 from ._parse import integer, number, progress_bar, read_text, unique_names
+from .bounded import clip
 
 __all__ = ["read_graph", "read_demands"]
 
@@ -28,7 +29,7 @@ def _header(lines: List[str], i: int, word: str, path: Path) -> Tuple[int, int]:
         raise TopologyFormatError(path, i, f"missing '{word} <count>' section (file truncated?)")
     parts = lines[i].split()
     if len(parts) != 2 or parts[0] != word:
-        raise TopologyFormatError(path, i + 1, f"expected '{word} <count>', found {lines[i].strip()!r}")
+        raise TopologyFormatError(path, i + 1, f"expected '{word} <count>', found {clip(lines[i].strip())}")
     count = integer(parts[1], path, i + 1, f"{word} count")
     if count < 0:
         raise TopologyFormatError(path, i + 1, f"{word} count {count} is negative")
@@ -44,6 +45,12 @@ def _columns(lines: List[str], start: int, count: int, ncols: int, path: Path, w
     """The ``count`` lines from ``start`` (each ``ncols`` fields) as one array per column of
     ``spec`` (``{column: (int or float, name)}``), converted a chunk at a time; a field that is
     not a (finite) number is a :class:`TopologyFormatError` naming its line and value."""
+    if count > len(lines) - start:  # a count no file holds: said before anything is allocated
+        k = 0
+        while start + k < len(lines) and lines[start + k].strip():
+            k += 1
+        raise TopologyFormatError(path, start + k + 1, f"expected {count} {what} lines, found {k} "
+                                  "(file truncated, or a wrong count?)")
     out = {c: np.empty(count, dtype=np.int64 if kind is int else np.float64)
            for c, (kind, _) in spec.items()}
     for a in range(0, count, CHUNK):
@@ -57,7 +64,7 @@ def _columns(lines: List[str], start: int, count: int, ncols: int, path: Path, w
             parts = lines[i].split()
             if len(parts) != ncols:
                 raise TopologyFormatError(path, i + 1, f"{what} line has {len(parts)} fields, "
-                                          f"expected {ncols}: {lines[i].strip()!r}")
+                                          f"expected {ncols}: {clip(lines[i].strip())}")
             rows.append(parts)
         if bar is not None:
             bar.update(sum(len(lines[start + k]) + 1 for k in range(a, b)))
@@ -81,7 +88,7 @@ def _no_more(lines: List[str], start: int, word: str, count: int, path: Path) ->
     for i in range(start, len(lines)):
         if lines[i].strip():
             raise TopologyFormatError(path, i + 1, f"{word} {count} announced {count} lines, but "
-                                      f"more follow: {lines[i].strip()!r} (fix the count)")
+                                      f"more follow: {clip(lines[i].strip())} (fix the count)")
 
 
 def read_graph(path: Path, capacity: str, weight: str, links: str = "merged") -> Topology:
@@ -119,7 +126,7 @@ def _graph(path: Path, lines: List[str], capacity: str, weight: str, bar: Any,
         bad = np.flatnonzero(x <= 0)
         if len(bad):
             k = int(bad[0])
-            raise TopologyFormatError(path, j + k + 1, f"{what} {lines[j + k].split()[c]!r} is "
+            raise TopologyFormatError(path, j + k + 1, f"{what} {clip(lines[j + k].split()[c])} is "
                                       "not positive")
     _no_more(lines, j + m, "EDGES", m, path)
     del lines
@@ -143,9 +150,9 @@ def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None)
     lines = read_text(p).split("\n")
     d, i = _header(lines, 0, "DEMANDS", p)
     n = topo.num_nodes if topo is not None else None
-    out = np.zeros(d, dtype=[("src", np.int32), ("dst", np.int32), ("bw", np.float64)])
     cols = _columns(lines, i, d, 4, p, "demand", {1: (int, "src"), 2: (int, "dest"),
                                                   3: (float, "bw")})
+    out = np.zeros(d, dtype=[("src", np.int32), ("dst", np.int32), ("bw", np.float64)])
     for what, x in (("src", cols[1]), ("dest", cols[2])):
         bad = np.flatnonzero((x < 0) | ((x >= n) if n is not None else False))
         if len(bad):
@@ -154,7 +161,7 @@ def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None)
     bad = np.flatnonzero(cols[3] < 0)
     if len(bad):
         k = int(bad[0])
-        raise TopologyFormatError(p, i + k + 1, f"bw {lines[i + k].split()[3]!r} is negative")
+        raise TopologyFormatError(p, i + k + 1, f"bw {clip(lines[i + k].split()[3])} is negative")
     out["src"], out["dst"], out["bw"] = cols[1], cols[2], cols[3]
     _no_more(lines, i + d, "DEMANDS", d, p)
     return out

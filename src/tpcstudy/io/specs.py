@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Union
 
 from ..errors import UsageError
+from .bounded import check_input_file
 from .datasets import DATASETS, Dataset
 
 __all__ = ["TOPOLOGY_SUFFIXES", "Spec", "data_spec", "topology_files", "spec_text"]
@@ -54,6 +55,8 @@ def _files_of(text: str) -> List[Path]:
         return files
     if p.is_file():
         return [p]
+    if p.exists():  # a FIFO, a device, a socket: what it is, not "no such file"
+        check_input_file(p, what="topology")
     if any(c in text for c in "*?["):
         files = sorted(q for q in map(Path, glob.glob(text)) if _is_topology_file(q))
         if not files:

@@ -107,19 +107,21 @@ _ALL = (
        "nodes links edge_routers status error",
        "topology heavy seed model k subflows", "fig6-maxflow",
        _S + "maxflow_summary:summary_line", _P + "maxflow:plot_maxflow",
-       "tpcstudy maxflow ...", sniff="model improvement"),
+       "tpcstudy maxflow ...", sniff="model improvement",
+       numeric="heavy seed k subflows pairs value improvement improvement_over_multipath gap"),
     _k("disjoint",
        "topology method k nodes links edge_routers pairs mean_paths min_paths max_paths "
        "survive_share overlap_share backup_share seconds status error",
        "topology method k", "fig7-disjoint", _S + "disjoint:summary_line",
-       _P + "disjoint:plot_disjoint", "tpcstudy disjoint ...", sniff="method mean_paths"),
+       _P + "disjoint:plot_disjoint", "tpcstudy disjoint ...", sniff="method mean_paths",
+       numeric="k pairs mean_paths min_paths max_paths survive_share"),
     _k("mlu",
        "topology matrix seed model k demands volume mlu lambda reduction lp_mlu gap bound "
        "gap_bound columns iterations seconds nodes links status error",
        "topology seed model k", "mlu", _S + "mlu:summary_line", _P + "mlu:plot_mlu",
        "tpcstudy mlu ...", sniff="model mlu reduction",
        required="topology seed model k mlu",
-       numeric="mlu lambda reduction gap bound"),
+       numeric="seed k mlu lambda reduction gap bound volume demands"),
     _k("emulate-throughput",
        "scenario heavy seed draw model k pairs served_pairs connections paths max_segments "
        "lp_value measured ratio ceiling data_share lp_gain measured_gain lp_solution link_mbps "

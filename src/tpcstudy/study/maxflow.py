@@ -44,7 +44,7 @@ from .maxflow_summary import (
     format_summary,
     improvement_draws,
     improvement_table,
-    median_interval,
+    median_noise_interval,
     paper_box,
     paper_median,
     study_ks,
@@ -59,7 +59,7 @@ from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
            "improvement_table", "summarize", "format_summary", "summary_line", "study_ks",
            "default_k", "subflows_to_reach", "DEFAULT_MODELS", "DEFAULT_SUBFLOWS", "parse_model_specs",
-           "improvement_draws", "median_interval", "paper_box", "paper_median", "AGGREGATES",
+           "improvement_draws", "median_noise_interval", "paper_box", "paper_median", "AGGREGATES",
            "RESAMPLES", "LEVEL"]
 
 COLUMNS = list(KINDS["maxflow"].columns)

@@ -30,6 +30,7 @@ import numpy as np
 from ..demands import GENERATED, NO_MATRIX_HINT, demand_matrix, demands_beside, matrix_rule
 from ..errors import TpcStudyError, UsageError
 from ..io import read_topology, topology_files
+from ..io.bounded import MAX_TEXT_BYTES, check_input_file
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
 from ..mlu import min_mlu
@@ -108,9 +109,11 @@ class MLUConfig:
         check_links(self.links)
         if self.demands not in GENERATED + ("auto",):
             seeds = seeds[:1]
-            if self.demands != "auto" and not Path(self.demands).is_file():
+            if self.demands != "auto" and not Path(self.demands).exists():
                 raise UsageError(f"--demands {self.demands}: no such file (a REPETITA .demands "
                                  "file, auto, gravity or uniform)")
+            if self.demands != "auto":  # a FIFO or a device: said so, before any task
+                check_input_file(self.demands, what="demand", limit=MAX_TEXT_BYTES)
         for name, value in (("models", models), ("ks", ks), ("seeds", seeds)):
             object.__setattr__(self, name, value)
 

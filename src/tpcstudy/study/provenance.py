@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from .._version import __version__, source_commit
 from ..errors import InputFileError, UsageError
-from ..io import atomic_write_text, read_bounded
+from ..io import atomic_write_text
+from ..io.bounded import read_bounded_json
 from .kinds import KINDS
 
 __all__ = ["environment", "write_meta", "read_meta"]
@@ -93,7 +94,9 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
     started = now
     if path.exists() and not overwrite:
         try:
-            old = json.loads(read_bounded(path, 16 << 20).decode("utf-8"))
+            old = read_bounded_json(path, 16 << 20, follow=False, what="meta.json")
+            if not isinstance(old, dict):
+                raise InputFileError("not a JSON object")
         except (OSError, ValueError) as exc:  # InputFileError (a link, a FIFO) is a ValueError
             raise InputFileError(f"{path}: unreadable ({exc}); use another output folder or "
                                  "remove it") from None
@@ -116,6 +119,10 @@ def write_meta(out_dir: Union[str, Path], config: Mapping[str, Any], *,
     return meta
 
 
+def _unreadable(file: str, line: Optional[int], what: str) -> Exception:
+    return InputFileError(f"{file}: unreadable meta.json ({what})")
+
+
 def read_meta(folder: Union[str, Path]) -> Dict[str, Any]:
     """``folder/meta.json`` as a dict (``{}`` when there is none).
 
@@ -127,10 +134,8 @@ def read_meta(folder: Union[str, Path]) -> Dict[str, Any]:
     path = Path(folder) / "meta.json"
     if not path.exists():
         return {}
-    try:
-        data = json.loads(read_bounded(path, 16 << 20).decode("utf-8"))
-    except (OSError, ValueError) as exc:  # UsageError (not a file, too large) is a ValueError
-        raise InputFileError(f"{path}: unreadable meta.json ({exc})") from None
+    data = read_bounded_json(path, 16 << 20, follow=False, what="meta.json",
+                             error=_unreadable)  # one line, whatever the file holds
     if not isinstance(data, dict):
         raise InputFileError(f"{path}: not a meta.json (a JSON object was expected)")
     study = data.get("study")

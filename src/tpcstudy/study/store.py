@@ -22,7 +22,6 @@ import contextlib
 import csv
 import fcntl
 import io
-import json
 import math
 import os
 import re
@@ -32,13 +31,15 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import InputFileError, UsageError
-from ..io import atomic_write_text, csv_cell, read_bounded, remove_dead_temporaries
+from ..io import atomic_write_text, csv_cell, remove_dead_temporaries
+from ..io.bounded import clip, read_bounded_json, read_bounded_text
 from .kinds import KINDS as _REGISTRY
 from .kinds import kind as _kind
 from .provenance import read_meta, write_meta
 
 __all__ = ["ResultStore", "read_results", "discard_results", "Results", "load_results",
-           "cell_number", "KINDS", "STATUS", "ERROR", "FAILED", "folder_lock", "open_store"]
+           "cell_number", "KINDS", "STATUS", "ERROR", "FAILED", "folder_lock", "folder_writer",
+           "open_store"]
 
 _INPUT = "# input: "
 
@@ -79,6 +80,33 @@ def folder_lock(out_dir: Union[str, Path]) -> Iterator[Path]:
         yield out
     finally:
         os.close(fd)
+
+
+def folder_writer(out_dir: Union[str, Path]) -> Optional[int]:
+    """The pid of the live run writing ``out_dir`` (holding its ``.lock``), else ``None``.
+
+    Read from the kernel's table of locks (``/proc/locks``), not by taking the lock: a reader
+    never makes a starting run fail, and a dead run's pid left in ``.lock`` does not count."""
+    try:
+        st = os.lstat(Path(out_dir) / ".lock")
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        table = read_bounded_text("/proc/locks", 64 << 20, what="lock table")
+    except (OSError, InputFileError):
+        return None
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    for line in table.splitlines():
+        parts = line.split()
+        if "FLOCK" not in parts or "->" in parts:  # a waiter, not the holder
+            continue
+        i = parts.index("FLOCK")
+        try:
+            pid, (major, minor, ino) = int(parts[i + 3]), parts[i + 4].split(":")
+            if (int(major, 16), int(minor, 16), int(ino)) == want:
+                return pid
+        except (IndexError, ValueError):
+            continue
+    return None
 
 
 class _Damaged(Exception):
@@ -325,10 +353,19 @@ class ResultStore:
         return row
 
 
+#: Largest results.csv read back (the whole Zoo's max-flow study with every option is a few MiB).
+MAX_RESULTS_BYTES = 256 << 20
+
+
+def _results_text(path: Union[str, os.PathLike]) -> str:
+    """A results CSV's text, read bounded (a regular file, also behind a link, of at most
+    :data:`MAX_RESULTS_BYTES`: a FIFO or ``/dev/zero`` is refused, not read)."""
+    return read_bounded_text(path, MAX_RESULTS_BYTES, what="results CSV")
+
+
 def read_results(path: Union[str, os.PathLike]) -> List[Dict[str, str]]:
     """The rows of a study's ``results.csv`` (or any CSV) as dicts of strings, in file order."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    return list(csv.DictReader(io.StringIO(_results_text(path), newline="")))
 
 
 # ----------------------------------------------------------------------------- reading back
@@ -344,6 +381,8 @@ class Results(List[Dict[str, Any]]):
         The folder's ``meta.json`` (empty dict when there is none).
     source
         The file or folder read (or the ``--topo`` spec for statistics computed on the fly).
+    writer
+        The pid of the live run still writing the folder (its rows are partial), else ``None``.
     """
 
     def __init__(self, rows: Iterable[Dict[str, Any]] = (), kind: str = "topo",
@@ -352,6 +391,7 @@ class Results(List[Dict[str, Any]]):
         self.kind = _kind(kind).name
         self.meta = dict(meta or {})
         self.source = str(source)
+        self.writer: Optional[int] = None
 
     @property
     def config(self) -> Dict[str, Any]:
@@ -402,13 +442,30 @@ def _convert(col: str, value: Any) -> Any:
 
 def _read_csv(path: Path) -> Tuple[List[str], List[Dict[str, Any]]]:
     """Columns and rows of a CSV, numbers converted (:func:`read_results` reads the text)."""
+    text = _results_text(path)
     try:
-        raw = read_results(path)
-        with open(path, newline="", encoding="utf-8") as f:
-            columns = next(csv.reader(f), [])
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputFileError(f"{path}: cannot read as CSV ({exc})") from exc
-    return columns, [{k: _convert(k, v) for k, v in r.items()} for r in raw]
+        table = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputFileError(f"{path}: cannot read as CSV ({clip(str(exc))})") from None
+    del text
+    columns = table[0] if table else []
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise InputFileError(f"{path}:1: column {clip(twice[0])} appears twice in the header "
+                             "(not a file tpcstudy wrote)")
+    rows = []
+    for line, cells in enumerate(table[1:], start=2):
+        if len(cells) != len(columns) and any(cells):
+            raise InputFileError(f"{path}:{line}: {len(cells)} cells for {len(columns)} columns: "
+                                 f"{clip(','.join(cells))}")
+        if cells:
+            rows.append({k: _convert(k, v) for k, v in zip(columns, cells)})
+    return columns, rows
+
+
+#: Columns whose numbers of an ``ok`` row cannot be negative (an MLU, a flow, a share).
+_NON_NEGATIVE = {"mlu", "lambda", "value", "seed", "k", "heavy", "pairs", "subflows", "volume",
+                 "demands", "mean_paths", "min_paths", "max_paths", "survive_share"}
 
 
 def _kind_of(columns: Iterable[str], meta: Mapping[str, Any]) -> Optional[str]:
@@ -456,8 +513,13 @@ def load_results(path: Union[str, Path]) -> Results:
         raise InputFileError(f"{p}: no such file or folder")
     if p.is_dir():
         results = p / "results.csv"
+        writer = folder_writer(p)
         if results.exists():
-            return _load_csv(results, read_meta(p), source=p)
+            loaded = _load_csv(results, read_meta(p), source=p)
+            loaded.writer = writer
+            return loaded
+        if writer is not None:
+            raise InputFileError(f"{p}: still running (pid {writer}): no results yet")
         if (p / "meta.json").exists():
             raise InputFileError(f"{p}: has meta.json but no results.csv (a study still running, or "
                              "killed before its first topology finished?)")
@@ -473,12 +535,7 @@ def load_results(path: Union[str, Path]) -> Results:
     if p.suffix.lower() == ".json":
         if p.name == "meta.json":
             return load_results(p.parent)
-        try:
-            data = json.loads(read_bounded(p, 1 << 30).decode("utf-8"))
-        except InputFileError:
-            raise
-        except (OSError, ValueError) as exc:
-            raise InputFileError(f"{p}: not JSON ({exc})") from exc
+        data = read_bounded_json(p, MAX_RESULTS_BYTES, what="topo stats JSON")
         if isinstance(data, dict) and isinstance(data.get("topologies"), list):
             return Results(data["topologies"], "topo", {"summary": data.get("summary")},
                            source=str(p))
@@ -488,7 +545,9 @@ def load_results(path: Union[str, Path]) -> Results:
 
 
 def _sniff_stats(path: Path) -> bool:
-    try:
+    try:  # a FIFO or a device among the folder's files is not a statistics file: never opened
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, encoding="utf-8") as f:
             head = f.read(4096)
     except (OSError, UnicodeDecodeError):
@@ -511,10 +570,17 @@ def _load_csv(path: Path, meta: Dict[str, Any], source: Path) -> Results:
         raise InputFileError(f"{path}: the {kind} study's results.csv has no column "
                              f"{', '.join(missing)} (header: {', '.join(columns[:12])})")
     for line, r in enumerate(rows, start=2):  # the header is line 1
+        if (r.get("status") or "ok") != "ok":
+            continue
         for c in _REGISTRY[kind].numeric:
             v = r.get(c)
-            if (r.get("status") or "ok") == "ok" and v is not None and not isinstance(v, (int, float)):
-                raise InputFileError(f"{path}:{line}: column {c}: {v!r} is not a number")
+            if v is None:
+                continue
+            if not isinstance(v, (int, float)):
+                raise InputFileError(f"{path}:{line}: column {c}: {clip(v)} is not a number")
+            if c in _NON_NEGATIVE and v < 0:
+                raise InputFileError(f"{path}:{line}: column {c}: {v!r} is negative (no "
+                                     f"{c} is)")
     return Results(rows, kind, meta, source=str(source))
 
 

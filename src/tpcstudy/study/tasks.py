@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from ..errors import TpcStudyError, UsageError
 from ..io import csv_cell
+from ..io.bounded import MAX_TEXT_BYTES, read_bounded
 from .executors import InlineExecutor, ProcessExecutor, TaskExecutor
 from .store import ResultStore
 
@@ -88,15 +89,14 @@ class Task:
 
 
 def input_fingerprint(files: Sequence[Union[str, Path, None]], options: Any = None) -> str:
-    """``sha256:<hex>`` of the files' bytes (``None`` entries skipped) and the JSON of
-    ``options``: what a stored task's rows depend on."""
+    """``sha256:<hex>`` of the files' bytes (``None`` entries skipped; each a regular file of at
+    most :data:`~tpcstudy.io.bounded.MAX_TEXT_BYTES`) and the JSON of ``options``: what a stored
+    task's rows depend on."""
     h = hashlib.sha256()
     for f in files:
         if f is None:
             continue
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        h.update(read_bounded(f, MAX_TEXT_BYTES, follow=True))  # a FIFO, /dev/zero: refused
         h.update(b"\0")
     h.update(json.dumps(options, sort_keys=True, default=str).encode("utf-8"))
     return "sha256:" + h.hexdigest()[:32]

@@ -56,8 +56,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ...errors import InputFileError, UsageError
+from ...io.bounded import read_bounded
 from ...io.datasets import data_dir
-from ...io.files import atomic_write_text, read_bounded
+from ...io.files import atomic_write_text
 from ...maxflow import MaxFlowResult
 from ...paths import segment_ratios
 from ...topology import Topology
