@@ -58,7 +58,7 @@ def _order(s: str) -> Tuple[int, str]:
 
 def _legend(a: Any, n: int) -> None:
     a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False,
-             ncol=2 if n > 3 else n)
+             ncol=2 if n > 3 else max(n, 1))
 
 
 def _matrix_words(rows: Sequence[Mapping[str, Any]]) -> str:
