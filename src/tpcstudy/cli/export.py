@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any, List
 
-from ..demands import GENERATED, NO_MATRIX_HINT, demands_beside
 from ..errors import ExportError, UsageError
 from ..export import (
     FORMATS,
@@ -19,6 +18,7 @@ from ..export import (
     write_paths,
 )
 from ..io import json_text, read_topologies
+from ..models.demands import GENERATED, NO_MATRIX_HINT, demands_beside
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune
 from .emulate.common import non_negative

@@ -15,9 +15,9 @@ import sys
 import time
 from typing import Any, Callable, Dict, List
 
-from ..demands import GENERATED
 from ..errors import UsageError
 from ..lp import SOLVERS
+from ..models.demands import GENERATED
 from ..pairs import ROUNDINGS
 from ..study.executors import executor_scope
 from ..study.maxflow import (

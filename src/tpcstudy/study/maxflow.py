@@ -24,12 +24,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..demands import demands_beside
 from ..errors import TpcStudyError, UsageError
 from ..io import read_demands, read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
-from ..maxflow import MODELS, SUBFLOW_MODELS, max_flow
+from ..models.demands import demands_beside
+from ..models.maxflow import MODELS, SUBFLOW_MODELS, max_flow
 from ..pairs import ROUNDINGS, heavy_pairs, heavy_rule
 from ..paths import segment_limit
 from ..rules import check_links, check_rules

@@ -4,7 +4,7 @@ model, as REPETITA and CG4SR measure it.
 
 One task per topology: its demand matrix (:func:`demand_matrix`: REPETITA's ``.demands`` file,
 or a ``gravity`` or ``uniform`` matrix drawn for a Zoo topology, seeded) and, per model
-(:data:`MLU_STUDY_MODELS`), :func:`tpcstudy.mlu.min_mlu` (``sr`` once per segment limit k,
+(:data:`MLU_STUDY_MODELS`), :func:`tpcstudy.models.mlu.min_mlu` (``sr`` once per segment limit k,
 ``sr-unsplit`` from that k's ``sr`` solution). Rows: the MLU, ``lambda = 1 / MLU`` (the factor the
 matrix can grow by), the reduction of the MLU over plain ECMP's in percent, and for
 ``sr-unsplit`` the LP's MLU it is measured against (``lp_mlu``) and its gap to it.
@@ -27,15 +27,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..demands import GENERATED, NO_MATRIX_HINT, demand_matrix, demands_beside, matrix_rule
 from ..errors import TpcStudyError, UsageError
 from ..io import read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
-from ..mlu import min_mlu
+from ..models.demands import GENERATED, NO_MATRIX_HINT, demand_matrix, demands_beside, matrix_rule
+from ..models.mlu import min_mlu
+from ..models.unsplit import sr_unsplit
 from ..paths import segment_limit
 from ..rules import check_links, check_rules
-from ..unsplit import sr_unsplit
 from .executors import TaskExecutor
 from .kinds import KINDS
 from .provenance import write_meta

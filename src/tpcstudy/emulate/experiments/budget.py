@@ -58,7 +58,7 @@ import numpy as np
 from ...errors import InputFileError, UsageError
 from ...io.datasets import data_dir
 from ...io.files import atomic_write_text, read_bounded
-from ...maxflow import MaxFlowResult
+from ...models.maxflow import MaxFlowResult
 from ...paths import segment_ratios
 from ...topology import Topology
 from ..agent.client import cpu_times

@@ -19,11 +19,11 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .errors import UsageError
-from .io import read_demands
+from ..errors import UsageError
+from ..io import read_demands
+from ..paths import path_price_bounds
+from ..topology import Topology
 from .mlu import demand_arrays, ecmp_loads
-from .paths import path_price_bounds
-from .topology import Topology
 
 __all__ = ["GENERATED", "GRAVITY_SIGMA", "demand_matrix", "matrix_rule", "demands_beside",
            "NO_MATRIX_HINT"]

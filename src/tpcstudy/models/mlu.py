@@ -75,23 +75,21 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import paths as _paths
-from .errors import SolverError, UsageError
-from .lp import LPResult, make_model
-from .maxflow.models import ArcPaths
-from .topology import Topology
+from .. import paths as _paths
+from ..errors import SolverError, UsageError
+from ..lp import LPResult, make_model
+from ..topology import Topology
+from .oracles import PRICE_TOL, Key, Oracle, capacity_scale, sr_usage
 
 __all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays", "Path",
            "Routing"]
 
 #: The models :func:`min_mlu` solves.
 MLU_MODELS = ("ecmp", "sr", "multipath", "mcf")
-#: Relative reduced-cost tolerance of the column generation.
-PRICE_TOL = 1e-9
 #: ``|r_p(a) - r_key(a)|`` at or below this is rounding (ratios are sums of fractions <= 1).
 ZERO_TOL = 1e-12
 #: Most columns entering the LP per round: those furthest below their demand's dual. sr2 +
@@ -209,41 +207,6 @@ def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray,
 
 
 # ------------------------------------------------------------------------------ columns
-def _sr_matrix(topo: Topology, seqs: Sequence[Path]) -> Any:
-    """Arc usage of sr-paths (their routers: source, waypoints, target) as a scipy CSR matrix
-    (paths x arcs): the sum of the segments' ECMP ratios, in one batch of the core."""
-    from scipy.sparse import csr_matrix
-
-    n, m2 = topo.num_nodes, 2 * topo.num_links
-    nseg = np.asarray([len(q) - 1 for q in seqs], dtype=np.int64)
-    u = np.fromiter((q[i] for q in seqs for i in range(len(q) - 1)), dtype=np.int64)
-    v = np.fromiter((q[i + 1] for q in seqs for i in range(len(q) - 1)), dtype=np.int64)
-    if not len(u):
-        return csr_matrix((len(seqs), m2))
-    uniq, inv = np.unique(u * n + v, return_inverse=True)
-    off, arcs, fr = _paths.segment_ratios(topo, (uniq // n).astype(np.int32),
-                                          (uniq % n).astype(np.int32))
-    cnt = np.diff(off)[inv]  # entries of each segment of each path
-    first = np.repeat(off[:-1][inv], cnt)
-    idx = first + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    col = np.repeat(np.repeat(np.arange(len(seqs)), nseg), cnt)
-    out = csr_matrix((fr[idx], (col, arcs[idx].astype(np.int64))), shape=(len(seqs), m2))
-    out.sum_duplicates()
-    return out
-
-
-def _arc_matrix(m2: int, keys: Sequence[Tuple[int, ...]]) -> Any:
-    """Arc usage of concrete paths given by their arc ids: 1 on each arc (CSR, paths x arcs)."""
-    from scipy.sparse import csr_matrix
-
-    lens = np.asarray([len(a) for a in keys], dtype=np.int64)
-    flat = np.fromiter((a for q in keys for a in q), dtype=np.int64, count=int(lens.sum()))
-    out = csr_matrix((np.ones(len(flat)), flat, np.r_[0, np.cumsum(lens)]),
-                     shape=(len(keys), m2))
-    out.sum_duplicates()
-    return out
-
-
 def ecmp_loads(topo: Topology, sources: np.ndarray, targets: np.ndarray,
                volumes: np.ndarray) -> np.ndarray:
     """Per directed arc, the traffic of plain ECMP routing of the demands."""
@@ -255,11 +218,6 @@ def ecmp_loads(topo: Topology, sources: np.ndarray, targets: np.ndarray,
 
 
 # ------------------------------------------------------------------------------ pricing
-#: A generated column's identity within its demand: an sr-path's routers (s, waypoints...,
-#: t), or a path's arc ids (multipath, mcf).
-Key = Tuple[int, ...]
-
-
 def _most_negative(want: np.ndarray, gain: np.ndarray, most: int) -> np.ndarray:
     """The positions of the ``most`` smallest ``gain`` (ties: the first), in ``want``'s order."""
     if not most or len(want) <= most:
@@ -267,69 +225,15 @@ def _most_negative(want: np.ndarray, gain: np.ndarray, most: int) -> np.ndarray:
     return np.sort(np.argsort(gain, kind="stable")[:most])
 
 
-class _Model:
-    """A model's column family: pricing, arc usage of columns, their routers."""
-
-    def __init__(self, topo: Topology, S: np.ndarray, T: np.ndarray, model: str, k: int) -> None:
-        self.topo, self.S, self.T, self.model, self.k = topo, S, T, model, k
-        self.m2 = 2 * topo.num_links
-        self.ap = ArcPaths(topo) if model in ("mcf", "multipath") else None
-        self.arc_src = topo.arc_src.tolist()
-        self.arc_dst = topo.arc_dst.tolist()
-
-    def price(self, y: np.ndarray, limit: np.ndarray, most: int = 0
-              ) -> Tuple[np.ndarray, List[Key]]:
-        """The demands (ascending) whose cheapest column under arc prices ``y`` costs less than
-        ``limit[d]``, and those columns; with ``most``, only the ``most`` demands whose column
-        is furthest below its limit."""
-        topo, S, T = self.topo, self.S, self.T
-        if self.model == "sr":
-            # no sr-path costs less than the cheapest path: the segment DP runs only for the
-            # demands whose cheapest path is below their limit (few after the first rounds)
-            bound = _paths.path_price_bounds(topo, y, S, T, float(limit.max()))
-            cand = np.flatnonzero(bound < limit)
-            if not len(cand):
-                return cand, []
-            vals, off, wps = _paths.best_sr_paths(topo, _paths.segment_costs(topo, y), S[cand],
-                                                  T[cand], self.k)
-            ok = np.flatnonzero(vals < limit[cand])
-            ok = ok[_most_negative(ok, vals[ok] - limit[cand[ok]], most)]
-            o, w = off.tolist(), wps.tolist()
-            s_, t_ = S.tolist(), T.tolist()
-            keys = [(s_[d],) + tuple(w[o[j]:o[j + 1]]) + (t_[d],)
-                    for d, j in zip(cand[ok].tolist(), ok.tolist())]
-            return cand[ok], keys
-        assert self.ap is not None
-        if self.model == "multipath":
-            cost, nxt = _paths.dag_min_costs(topo, y)
-            vals = cost[S, T]
-            want = np.flatnonzero(vals < limit)
-            want = want[_most_negative(want, vals[want] - limit[want], most)]
-            return want, self.ap.from_next(nxt, S[want], T[want])
-        from scipy.sparse.csgraph import dijkstra  # ~80 ms to import: only mcf needs it
-
-        w_ = y + 1e-12  # zero-dual arcs stay in the sparse graph
-        vals = _paths.path_price_bounds(topo, w_, S, T, float(limit.max()))
-        want = np.flatnonzero(vals < limit)
-        want = want[_most_negative(want, vals[want] - limit[want], most)]
-        if not len(want):
-            return want, []
-        src = np.unique(S[want])
-        _, pred = dijkstra(self.ap.pricing_graph(w_), directed=True, indices=src,
-                           return_predecessors=True)
-        return want, self.ap.from_pred(pred, np.searchsorted(src, S[want]), S[want], T[want])
-
-    def columns(self, keys: Sequence[Tuple[int, ...]]) -> Any:
-        """Arc usage of columns (CSR, columns x arcs)."""
-        if self.model == "sr":
-            return _sr_matrix(self.topo, keys)
-        return _arc_matrix(self.m2, keys)
-
-    def routers(self, key: Tuple[int, ...]) -> Path:
-        """A column's routers (:data:`Path`)."""
-        if self.model == "sr":
-            return key
-        return (self.arc_src[key[0]],) + tuple(self.arc_dst[a] for a in key)
+def _price(oracle: Oracle, y: np.ndarray, limit: np.ndarray, most: int = 0
+           ) -> Tuple[np.ndarray, List[Key]]:
+    """The demands (ascending) whose cheapest column under arc prices ``y`` costs less than
+    ``limit[d]``, and those columns; with ``most``, only the ``most`` demands whose column is
+    furthest below its limit."""
+    vals, keys_of = oracle.price(y, limit)
+    want = np.flatnonzero(vals < limit)
+    want = want[_most_negative(want, vals[want] - limit[want], most)]
+    return want, keys_of(want) if len(want) else []
 
 
 # ------------------------------------------------------------------------------ the LP
@@ -514,12 +418,11 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         bad = int(np.flatnonzero(~(cap > 0))[0])
         raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"
                          f" has capacity {cap[bad]!r}: the MLU needs capacities > 0")
-    ok = cap[np.isfinite(cap)]
-    scale = float(np.median(ok)) if len(ok) else 1.0
+    scale = capacity_scale(topo)
     capn, Vn = cap / scale, V / scale
-    fam = _Model(topo, S, T, model, k)
+    fam = Oracle(topo, S, T, model, k)
     direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
-    master = _Master(solver, capn, Vn, _sr_matrix(topo, direct))
+    master = _Master(solver, capn, Vn, sr_usage(topo, direct))
     rounds, lp_seconds = 0, 0.0
     while True:
         rounds += 1
@@ -535,10 +438,10 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         w[has] = np.maximum(duals[master.dem_row[has]], 0.0)
         z = master.key_r @ y - w  # the plain LP's demand duals
         limit = z - PRICE_TOL * np.maximum(1.0, np.abs(z))
-        want, keys = fam.price(y, limit, ENTER_MAX)
+        want, keys = _price(fam, y, limit, ENTER_MAX)
         if rounds >= max_iterations or not len(want):
             break
-        if master.add(want, keys, fam.columns) == 0:
+        if master.add(want, keys, fam.usage) == 0:
             break  # numerically tied with columns already in: nothing new
     x, key_flow = master.flows(res)
     x, key_flow = x * scale, key_flow * scale
@@ -553,7 +456,7 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     return out
 
 
-def _routing(topo: Topology, fam: _Model, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,
+def _routing(topo: Topology, fam: Oracle, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,
              owner: np.ndarray, keys: List[Key], x: np.ndarray) -> Routing:
     """Per demand, its paths and their flows (:attr:`MLUResult.paths`): the ECMP key column as
     the direct segment (sr) or as simple shortest paths (multipath, mcf), then the others."""
