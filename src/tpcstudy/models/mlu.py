@@ -65,9 +65,14 @@ for the warm re-solves did not finish GtsCe sr2 in 5 minutes. Side by side
 the same MLUs; all 260 instances (``scripts/mlu_repetita.py --jobs 2``) 45-64 s on 2 cores
 (before: 1,030 s with 2 processes), every MLU within 1.2e-13 relative of the plain LP's.
 
-Capacities and volumes are divided by the median capacity first (the MLU does not depend on
-the unit). Demands of zero volume, and of a router to itself, are ignored (CG4SR crashes on the
-first kind). An unreachable demand makes the matrix unroutable: MLU ``inf``.
+Capacities and volumes are divided by the median capacity first, and volumes again by the
+power of two nearest ECMP's MLU when that is below 1e-3 or above 1e3 (:func:`_demand_unit`),
+so that the LP's numbers are near 1:
+the MLU per unit of demand is the same from 1e-12 to 1e12 (``tests/test_mlu.py``). A capacity
+below 1e-7 of the median, and volumes whose sum overflows, are refused with what to scale; a
+solver failure says the same. Demands of zero volume, and of a router to itself, are ignored
+(CG4SR crashes on the first kind); a matrix with no demand left is refused. An unreachable
+demand makes the matrix unroutable: MLU ``inf``.
 """
 
 from __future__ import annotations
@@ -90,6 +95,13 @@ __all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays", 
 
 #: The models :func:`min_mlu` solves.
 MLU_MODELS = ("ecmp", "sr", "multipath", "mcf")
+#: Smallest capacity the LP takes, as a share of the median capacity (HiGHS drops matrix
+#: entries below 1e-9: a smaller capacity would be 0 to it). REPETITA's range: 0.025 to 40.
+MIN_CAPACITY = 1e-7
+#: ECMP MLUs in this range are solved with the volumes as they are (after the capacity unit);
+#: outside it the volumes are rescaled first (:func:`_demand_unit`). At 1e-7 the LP's MLUs were
+#: already wrong by 23 % (mcf) and 59 % (multipath) on Abilene.
+DEMAND_RANGE = (1e-3, 1e3)
 #: ``|r_p(a) - r_key(a)|`` at or below this is rounding (ratios are sums of fractions <= 1).
 ZERO_TOL = 1e-12
 #: Most columns entering the LP per round: those furthest below their demand's dual. sr2 +
@@ -402,8 +414,13 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     cap = np.asarray(topo.arc_capacity, dtype=np.float64)
     dem: Dict[str, Any] = {"sources": S, "targets": T, "volumes": V}
     if len(S) == 0:
-        return _result(model, kk, np.zeros_like(cap), cap, 0, seconds=time.perf_counter() - t0,
-                       **dem)
+        raise UsageError(f"{topo.name}: the demand matrix has no demand to route (it is empty, "
+                         "every volume is 0, or every demand is from a router to itself)")
+    with np.errstate(over="ignore"):
+        total = float(V.sum())
+    if not math.isfinite(total):
+        raise UsageError(f"{topo.name}: the demand volumes add up to more than a float holds "
+                         f"(largest {V.max():.3g}): scale the demands down")
     dist = _paths.path_price_bounds(topo, topo.arc_weight.astype(np.float64), S, T)
     if not np.all(np.isfinite(dist)):  # a demand with no path: nothing routes the matrix
         return MLUResult(model=model, k=kk, mlu=math.inf, lam=0.0, loads=np.zeros_like(cap),
@@ -419,7 +436,17 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"
                          f" has capacity {cap[bad]!r}: the MLU needs capacities > 0")
     scale = capacity_scale(topo)
-    capn, Vn = cap / scale, V / scale
+    capn = cap / scale
+    fin = np.isfinite(capn)
+    if fin.any() and capn[fin].min() < MIN_CAPACITY:
+        bad = int(np.flatnonzero(fin & (capn < MIN_CAPACITY))[0])
+        raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"
+                         f" has capacity {cap[bad]:.3g}, {capn[bad]:.2g} of the median "
+                         f"({scale:.3g}): the LP solver cannot tell it from 0; scale the "
+                         f"capacities (the MLU needs them within {1 / MIN_CAPACITY:.0g} of the "
+                         "median)")
+    unit = _demand_unit(ecmp_loads(topo, S, T, V), cap)
+    Vn = V / scale / unit
     fam = Oracle(topo, S, T, model, k)
     direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
     master = _Master(solver, capn, Vn, sr_usage(topo, direct))
@@ -429,7 +456,11 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         res = master.lp.solve()
         lp_seconds += res.seconds
         if res.status != "optimal":
-            raise SolverError(f"MLU LP ({model}) on {topo.name}: {res.status} ({res.message})")
+            raise SolverError(f"MLU LP ({model}) on {topo.name}: the solver ended {res.status} "
+                              f"({res.message}) on numbers it cannot resolve (capacities "
+                              f"{cap[fin].min():.3g} to {cap[fin].max():.3g}, demands "
+                              f"{V.min():.3g} to {V.max():.3g}): scale the demands/capacities "
+                              "towards 1")
         duals = np.asarray(res.duals, dtype=np.float64)
         y = np.zeros(len(cap))
         y[master.finite] = np.maximum(duals[master.arc_rows], 0.0)
@@ -444,16 +475,32 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         if master.add(want, keys, fam.usage) == 0:
             break  # numerically tied with columns already in: nothing new
     x, key_flow = master.flows(res)
-    x, key_flow = x * scale, key_flow * scale
+    x, key_flow = x * (scale * unit), key_flow * (scale * unit)
     load = master.key_r.T @ key_flow + master.usage().T @ x
     paths = _routing(topo, fam, S, T, key_flow, master.owner, master.keys, x)
     out = _result(model, kk, load, cap, len(S), columns=len(S) + len(master.keys),
                   iterations=rounds, rows=master.lp.num_rows, lp_seconds=lp_seconds,
                   paths=paths, seconds=time.perf_counter() - t0, **dem)
-    mlu = -float(res.objective)
+    mlu = -float(res.objective) * unit
+    # y: sum_a cap_a y_a = 1 in the LP's capacity unit; z: d(MLU) / d(volume), and MLU =
+    # unit * MLU_lp, volume = scale * unit * volume_lp: both divide by the capacity unit only
     out.arc_prices, out.demand_prices = y / scale, z / scale
     out.mlu, out.lam = (mlu, 1.0 / mlu) if mlu > 0 else (0.0, math.inf)
     return out
+
+
+def _demand_unit(ecmp_load: np.ndarray, cap: np.ndarray) -> float:
+    """The unit the LP counts demand in, on top of the capacity unit: 1 while ECMP's MLU is
+    within :data:`DEMAND_RANGE` (the LP's numbers are fine: every such matrix is solved as it
+    always was), else the power of two nearest ECMP's MLU, so that the LP's MLU is near 1
+    whatever the demands' unit (1e-12 or 1e12 of the capacities): HiGHS's tolerances are
+    absolute, and an MLU of 1e-10 is 0 to them."""
+    on = np.isfinite(cap) & (cap > 0)
+    util = ecmp_load[on] / cap[on]
+    top = float(util.max()) if util.size else 0.0
+    if not (math.isfinite(top) and top > 0) or DEMAND_RANGE[0] <= top <= DEMAND_RANGE[1]:
+        return 1.0
+    return float(2.0 ** round(math.log2(top)))
 
 
 def _routing(topo: Topology, fam: Oracle, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,

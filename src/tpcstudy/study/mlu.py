@@ -262,12 +262,18 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return out
 
 
+def _mlu_text(v: float) -> str:
+    """An MLU with four decimals, or four significant digits where those would read 0.0000
+    (an MLU is per unit of capacity: demands in another unit make it tiny or huge)."""
+    return f"{v:.4f}" if v == 0 or 1e-3 <= abs(v) < 1e5 or not math.isfinite(v) else f"{v:.4g}"
+
+
 def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
     """The table the command prints."""
     lines = [f"{'model':>14} {'draws':>5} {'MLU q1 / median / q3':>24} "
              f"{'reduction over ecmp % (median)':>30} {'= mcf':>6}"]
     for s in summary:
-        mlu = (f"{s['mlu_q1']:.4f} / {s['mlu_median']:.4f} / {s['mlu_q3']:.4f}"
+        mlu = (" / ".join(_mlu_text(s[c]) for c in ("mlu_q1", "mlu_median", "mlu_q3"))
                if "mlu_median" in s else "-")
         red = (f"{s['reduction_q1']:.1f} / {s['reduction_median']:.1f} / {s['reduction_q3']:.1f}"
                if "reduction_median" in s and not s["series"].startswith("ecmp") else "")
@@ -290,7 +296,7 @@ def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
 
 def summary_line(rows: Sequence[Dict[str, Any]]) -> str:
     """One line: each model's median MLU reduction over ECMP."""
-    parts = [f"{s['series']}: median MLU {s['mlu_median']:.4f}"
+    parts = [f"{s['series']}: median MLU {_mlu_text(s['mlu_median'])}"
              + (f" ({s['reduction_median']:.1f} % below ecmp)" if "reduction_median" in s
                 and not s["series"].startswith("ecmp") else "")
              for s in summarize(list(rows)) if "mlu_median" in s]
