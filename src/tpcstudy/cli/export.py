@@ -18,7 +18,7 @@ from ..export import (
     write_paths,
 )
 from ..io import json_text, read_topologies
-from ..models.demands import GENERATED, NO_MATRIX_HINT, demands_beside
+from ..models.demands import GENERATED, demands_file
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune
 from .emulate.common import non_negative
@@ -115,17 +115,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _demands_of(spec: str, topo: Any) -> Any:
-    """``--demands``: ``gravity``/``uniform`` as they are, ``auto`` the file beside the
-    topology's (REPETITA), else the file named."""
-    if spec in GENERATED:
-        return spec
-    if spec == "auto":
-        src = topo.meta.get("source")
-        if not src:
-            raise UsageError(f"--demands auto: {topo.name} was not read from a file "
-                             f"({NO_MATRIX_HINT})")
-        return demands_beside(Path(src), NO_MATRIX_HINT)
-    return Path(spec)
+    """``--demands``: ``gravity``/``uniform`` as they are, else the file (one rule:
+    :func:`~tpcstudy.models.demands.demands_file`)."""
+    return demands_file(spec, topo.meta.get("source"), drawn=GENERATED) or spec
 
 
 def _write(args: argparse.Namespace, topo: Any, table: Any, formats: List[str],

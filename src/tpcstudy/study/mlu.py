@@ -31,16 +31,16 @@ from ..errors import TpcStudyError, UsageError
 from ..io import read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
-from ..models.demands import GENERATED, NO_MATRIX_HINT, demand_matrix, demands_beside, matrix_rule
+from ..models.demands import GENERATED, demand_matrix, demands_file, matrix_rule
 from ..models.mlu import min_mlu
 from ..models.unsplit import sr_unsplit
 from ..paths import segment_limit
 from ..rules import check_links, check_rules
 from .executors import TaskExecutor
 from .kinds import KINDS
-from .provenance import write_meta
-from .store import ResultStore, cell_number, discard_results, folder_lock, read_results
-from .tasks import RunSummary, Task, input_fingerprint, run_tasks
+from .runner import run_study, task_demands, topology_tasks
+from .store import cell_number
+from .tasks import RunSummary, Task
 
 __all__ = ["MLU_STUDY_MODELS", "GENERATED", "COLUMNS", "KEY", "MLUConfig", "demand_matrix",
            "run_topology", "run_mlu_study", "summarize", "format_summary", "summary_line"]
@@ -118,14 +118,6 @@ class MLUConfig:
                 "matrix_rule": matrix_rule(self.demands)}
 
 
-def _demands_file(path: Path, spec: str) -> Optional[Path]:
-    if spec in GENERATED:
-        return None
-    if spec == "auto":
-        return demands_beside(path, NO_MATRIX_HINT)
-    return Path(spec)
-
-
 # --------------------------------------------------------------------------- one topology
 def run_topology(task: Task) -> List[Dict[str, Any]]:
     """The rows of one topology (``task.args``: ``(path, MLUConfig)``)."""
@@ -133,7 +125,7 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
     path = Path(path_text)
     topo = read_topology(path, capacity=config.capacity, weight=config.weight,
                          links=config.links)
-    dfile = _demands_file(path, config.demands)
+    dfile = demands_file(config.demands, path)
     base = {"topology": topo.name, "nodes": topo.num_nodes, "links": topo.num_links,
             "matrix": config.demands if dfile is None else dfile.name}
     rows: List[Dict[str, Any]] = []
@@ -192,26 +184,14 @@ def run_mlu_study(topo_spec: Spec, out_dir: Union[str, Path], config: MLUConfig,
     files = topology_files(topo_spec)
     if config.demands not in GENERATED + ("auto",) and len(files) != 1:
         raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
-    out = Path(out_dir)
-    with folder_lock(out):
-        if overwrite:
-            discard_results(out)
-        write_meta(out, config.meta(spec_text(topo_spec)), kind="mlu", seeds=list(config.seeds),
-                   solver=config.solver, overwrite=overwrite)
-        order = sorted(files, key=lambda p: (-p.stat().st_size, p.name))
-        options = config.meta("")
-        tasks = []
-        for p in order:
-            try:
-                dfile = _demands_file(p, config.demands)
-            except TpcStudyError:
-                dfile = None  # the task says why
-            tasks.append(Task({"topology": p.stem, "file": p.name}, (str(p.absolute()), config),
-                              inputs=input_fingerprint([p, dfile], options)))
-        store = ResultStore(out, COLUMNS, KEY)
-        summary = run_tasks(tasks, run_topology, store, jobs=jobs, desc="mlu",
-                            progress=progress, executor=executor, prune=True)
-        return summary, read_results(store.results_path)
+    options = config.meta("")
+    return run_study(
+        out_dir, "mlu", config.meta(spec_text(topo_spec)),
+        lambda: topology_tasks(files, config, options,
+                               key=lambda p: {"topology": p.stem, "file": p.name},
+                               inputs=lambda p: [p, task_demands(p, config.demands, GENERATED)]),
+        run_topology, seeds=config.seeds, solver=config.solver, overwrite=overwrite, jobs=jobs,
+        progress=progress, executor=executor)
 
 
 # --------------------------------------------------------------------------- the summary
