@@ -42,8 +42,8 @@ def one(pairs: str, model: str, reference: bool) -> Dict[str, Any]:
     """Run one case in this process; its numbers as a dict."""
     t0 = time.perf_counter()
     import tpcstudy
-    import tpcstudy.maxflow.colgen as colgen
-    from tpcstudy.maxflow import max_flow
+    import tpcstudy.models.colgen as colgen
+    from tpcstudy.models.maxflow import max_flow
     from tpcstudy.pairs import edge_router_pairs
 
     if reference:

@@ -30,12 +30,12 @@ def _line(task: str, ours: float, ref: float, note: str) -> None:
 
 
 def bench_repetita(folder: Path, skip_slow: bool) -> None:
-    import tpcstudy.maxflow as mf
-    import tpcstudy.maxflow.problem as mfp
+    import tpcstudy.models.maxflow as mf
+    import tpcstudy.models.problem as mfp
     from tpcstudy import read_topology
     from tpcstudy.io import read_demands
     from tpcstudy.lp import make_model
-    from tpcstudy.maxflow.models import SegmentCache
+    from tpcstudy.models.maxflow_models import SegmentCache
 
     t = read_topology(folder / "Cogentco.graph", capacity="file", weight="file")
     dem = read_demands(folder / "Cogentco.0000.demands", t)
@@ -84,7 +84,7 @@ def bench_repetita(folder: Path, skip_slow: bool) -> None:
 
 def bench_kdl_multipath() -> None:
     import tpcstudy
-    import tpcstudy.maxflow as mf
+    import tpcstudy.models.maxflow as mf
 
     t = tpcstudy.prune(tpcstudy.read_topology("zoo/Kdl"))
     pairs = tpcstudy.heavy_pairs(t, percent=10, seed=0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""tpcstudy.mlu's column generation against an earlier version of it, side by side on REPETITA
+"""tpcstudy.models.mlu's column generation against an earlier version of it, side by side on REPETITA
 instances: the same MLU (relative 1e-6) and the time of each, interleaved (per instance and
 model the two run one after the other, in an order that alternates), each in one process.
 
@@ -65,9 +65,9 @@ def main(argv: Any = None) -> int:
     p.add_argument("--out", help="write one row per instance, model and version (CSV)")
     args = p.parse_args(argv)
 
-    from tpcstudy import mlu as after
     from tpcstudy import read_topology
     from tpcstudy.io import read_demands, topology_files
+    from tpcstudy.models import mlu as after
 
     before = load_before(args.before)
     files = {f.stem: f for f in topology_files(f"repetita/{args.weights}")}

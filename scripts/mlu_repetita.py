@@ -1,4 +1,4 @@
-"""Minimum MLU (tpcstudy.mlu) of every REPETITA Topology Zoo instance: by default ecmp, sr with
+"""Minimum MLU (tpcstudy.models.mlu) of every REPETITA Topology Zoo instance: by default ecmp, sr with
 k = 2 and 4, and mcf on each `NAME.0000.demands`, with the time for all of them, the median
 reduction of MLU by each model over ECMP, and how many instances each model brings down to mcf's
 MLU (docs/method.md §4b).
@@ -45,7 +45,7 @@ def solve_instance(graph: str, models: List[Tuple[str, str, int]]
     from tpcstudy import read_topology
     from tpcstudy.errors import TpcStudyError
     from tpcstudy.io import read_demands
-    from tpcstudy.mlu import min_mlu
+    from tpcstudy.models.mlu import min_mlu
 
     f = Path(graph)
     try:

@@ -6,6 +6,7 @@ order fails here, so the layering sentence cannot go stale."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
@@ -13,27 +14,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "tpcstudy"
 
+DOC = ROOT.parents[1] / "docs" / "architecture.md"
+
+
+def _layers() -> List[Tuple[str, ...]]:
+    """The layer table of docs/architecture.md, lowest first: per row ``| N | units | what |``
+    the names in backquotes of the units cell, less what stands in parentheses (notes)."""
+    rows = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\|\s*(\d+)\s*\|([^|]*)\|", line)
+        if m:
+            units = re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", m.group(2)))
+            rows.append((int(m.group(1)), tuple(units)))
+    assert rows, f"{DOC}: no layer table"
+    numbers = sorted(n for n, _ in rows)
+    assert numbers == list(range(len(rows))), f"{DOC}: layers are not 0..{len(rows) - 1}: {numbers}"
+    return [units for _, units in sorted(rows)]
+
+
 #: Units in order: a unit may import only units of an earlier layer (docs/architecture.md).
-LAYERS: List[Tuple[str, ...]] = [
-    ("_version", "errors", "_core", "metrics", "linux"),
-    ("rules",),
-    ("topology",),
-    ("io", "paths"),
-    ("subflows", "pairs", "topogen", "lp", "policies"),
-    ("maxflow",),
-    ("mlu",),
-    ("unsplit", "demands"),
-    ("export",),
-    ("hostagent",),
-    ("study",),
-    ("emulate.network",),
-    ("emulate.agent",),
-    ("emulate.experiments",),
-    ("emulate",),
-    ("plotting",),
-    ("cli",),
-    ("__main__",),
-]
+LAYERS: List[Tuple[str, ...]] = _layers()
 RANK = {u: i for i, layer in enumerate(LAYERS) for u in layer}
 
 
@@ -98,6 +98,12 @@ def test_every_unit_has_a_layer():
     assert units <= set(RANK), f"units without a layer: {sorted(units - set(RANK))}"
 
 
+def test_every_layer_unit_exists():
+    """The page names no unit the package has not (a renamed or removed one)."""
+    units = {_unit(m) for m in _modules() if m != "tpcstudy"} | {"_core"}  # _core: compiled
+    assert set(RANK) <= units, f"units in docs/architecture.md only: {sorted(set(RANK) - units)}"
+
+
 def test_imports_go_down_the_layers():
     wrong = {f"{a} -> {b}": where[:3] for (a, b), where in _edges().items()
              if RANK[b] >= RANK[a]}
@@ -137,7 +143,7 @@ def test_the_agent_process_imports_a_dozen_modules(role):
     out = subprocess.run([sys.executable, "-c", code, role], capture_output=True, text=True,
                          check=True).stdout
     loaded = ast.literal_eval(out.strip())
-    assert "tpcstudy._core" not in loaded and "tpcstudy.maxflow" not in loaded
+    assert "tpcstudy._core" not in loaded and "tpcstudy.models.maxflow" not in loaded
     assert not [m for m in loaded if m.startswith(("tpcstudy.study", "tpcstudy.export",
                                                    "tpcstudy.emulate.experiments"))]
     assert len(loaded) <= (16 if "policies" in role else 12), loaded

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tpcstudy import heavy_pairs, max_flow, prune, read_topology
-from tpcstudy.maxflow import capacity_scale
+from tpcstudy.models.maxflow import capacity_scale
 
 
 @pytest.fixture(scope="module")

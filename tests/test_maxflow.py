@@ -1,4 +1,4 @@
-"""tpcstudy.maxflow: the models against hand-worked values, the facts of docs/method.md §4
+"""tpcstudy.models.maxflow: the models against hand-worked values, the facts of docs/method.md §4
 (ecmp <= sr <= mcf, sr(k >= n) == mcf with hop weights), column generation against the LPs
 over enumerated paths, and the solver backends against each other."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from tpcstudy import read_topology
 from tpcstudy.errors import UsageError
-from tpcstudy.maxflow import max_flow
+from tpcstudy.models.maxflow import max_flow
 from tpcstudy.paths import segment_ratios, shortest_paths
 
 TOL = 1e-6
@@ -258,7 +258,7 @@ def test_sifting_gives_the_whole_lp_optimum(seed, monkeypatch):
     """With a tiny sifting batch (the first LP holds 3 columns, at most 3 enter per round) every
     model reaches the same value as with every column at once, on all pairs of a random graph,
     with and without demand bounds; ecmp still lists one column per pair, and the flows add up."""
-    import tpcstudy.maxflow.colgen as colgen
+    import tpcstudy.models.colgen as colgen
 
     t = _random_topology(seed + 500, n=10, extra=7)
     n = t.num_nodes
@@ -283,7 +283,7 @@ def test_sifting_gives_the_whole_lp_optimum(seed, monkeypatch):
 
 
 def test_sifting_matches_the_enumerated_lp_and_writes_the_whole_model(tmp_path, monkeypatch):
-    import tpcstudy.maxflow.colgen as colgen
+    import tpcstudy.models.colgen as colgen
 
     monkeypatch.setattr(colgen, "SIFT_BATCH", 2)
     t = _random_topology(203, n=6, extra=4)

@@ -1,4 +1,4 @@
-"""tpcstudy.mlu: the minimum maximum link utilisation of a demand matrix. Oracles: hand-worked
+"""tpcstudy.models.mlu: the minimum maximum link utilisation of a demand matrix. Oracles: hand-worked
 graphs, REPETITA's own values (its Java code run on Abilene: ECMP 1.2770134819878471; CG4SR's LP
 optimum 0.8999992 at k = 2 and 4), the arc-formulation LP solved by scipy for mcf, and the
 model order ecmp >= sr(2) >= sr(4) >= mcf."""
@@ -14,7 +14,7 @@ import pytest
 from tpcstudy import read_topology
 from tpcstudy.errors import UsageError
 from tpcstudy.io import read_demands
-from tpcstudy.mlu import demand_arrays, min_mlu
+from tpcstudy.models.mlu import demand_arrays, min_mlu
 
 
 def _triangle():
@@ -56,7 +56,7 @@ def test_an_unroutable_matrix_has_infinite_mlu():
     for model, k in (("sr", 4), ("mcf", 4), ("ecmp", 4), ("sr", 1), ("multipath", 4)):
         r = min_mlu(t, [("a", "b", 1.0), ("a", "c", 1.0)], model=model, k=k)
         assert math.isinf(r.mlu) and r.lam == 0.0, (model, k)  # ecmp once gave 1.0
-    from tpcstudy.unsplit import sr_unsplit
+    from tpcstudy.models.unsplit import sr_unsplit
 
     un = sr_unsplit(t, min_mlu(t, [("a", "b", 1.0), ("a", "c", 1.0)], model="sr", k=2))
     assert math.isinf(un.mlu) and math.isinf(un.bound) and un.model == "sr-unsplit"
@@ -362,7 +362,7 @@ def test_the_duals_certify_the_optimum(seed):
 def test_partial_pricing_changes_nothing(seed, monkeypatch):
     """At most ENTER_MAX columns enter per round (the most attractive): the same optimum,
     in more rounds."""
-    from tpcstudy import mlu
+    from tpcstudy.models import mlu
 
     t, dem = _weighted(seed, demands=20)
     full = {m: min_mlu(t, dem, model=m, k=3) for m in ("sr", "multipath", "mcf")}

@@ -17,7 +17,7 @@ import pytest
 from tpcstudy import read_topology
 from tpcstudy.errors import TpcStudyError
 from tpcstudy.io import read_demands
-from tpcstudy.mlu import demand_arrays, min_mlu
+from tpcstudy.models.mlu import demand_arrays, min_mlu
 
 #: REPETITA's own ECMP MLU (its Java code, run on these files).
 REPETITA_ECMP = {"Abilene": 1.2770134819878471, "Aarnet": 1.226691525}

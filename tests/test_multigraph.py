@@ -193,7 +193,7 @@ def test_mcf_does_not_see_how_parallel_links_are_read(repetita: Path):
     """The multicommodity bound depends on capacities only, and merging parallel links adds
     theirs up: both rules give the same max flow and the same minimum MLU."""
     from tpcstudy.io import read_demands
-    from tpcstudy.mlu import min_mlu
+    from tpcstudy.models.mlu import min_mlu
 
     folder = repetita / "2016TopologyZooUCL_inverseCapacity"
     for name in ("Interoute", "Bellcanada"):

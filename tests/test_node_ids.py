@@ -16,11 +16,11 @@ import pytest
 from tpcstudy.errors import UsageError
 from tpcstudy.export import path_table
 from tpcstudy.io import read_topology
-from tpcstudy.maxflow import max_flow
-from tpcstudy.mlu import min_mlu
+from tpcstudy.models.maxflow import max_flow
+from tpcstudy.models.mlu import min_mlu
+from tpcstudy.models.unsplit import sr_unsplit
 from tpcstudy.pairs import heavy_pairs
 from tpcstudy.paths import dag_arcs, ecmp_ratios, shortest_distances, shortest_paths, sr_path
-from tpcstudy.unsplit import sr_unsplit
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from tpcstudy import read_topology
-from tpcstudy.maxflow import max_flow
+from tpcstudy.models.maxflow import max_flow
+from tpcstudy.models.subflows import draw_subflows, next_hops, path_distribution
 from tpcstudy.paths import dag_arcs
-from tpcstudy.subflows import draw_subflows, next_hops, path_distribution
 
 
 def grid(w=3, h=3, seed=None):

@@ -1,4 +1,4 @@
-"""sr-unsplit (tpcstudy.unsplit): one sr-path per demand from the minimum-MLU LP. Oracles: a ring
+"""sr-unsplit (tpcstudy.models.unsplit): one sr-path per demand from the minimum-MLU LP. Oracles: a ring
 worked by hand, brute force over every unsplit routing of small random instances (every sr-path
 with at most 2 segments), the LP's MLU as the lower bound, the loads recomputed from the paths."""
 
@@ -13,9 +13,9 @@ import pytest
 
 from tpcstudy import read_topology
 from tpcstudy.errors import UsageError
-from tpcstudy.mlu import min_mlu
+from tpcstudy.models.mlu import min_mlu
+from tpcstudy.models.unsplit import sr_unsplit
 from tpcstudy.paths import segment_ratios
-from tpcstudy.unsplit import sr_unsplit
 
 
 def _loads(t, paths, volumes):
@@ -96,7 +96,7 @@ def test_deterministic_for_a_seed(repetita):
 def test_the_single_path_bound_by_hand():
     """Triangle s-t, s-a-t of unit links, 2 units s -> t: the LP splits them (MLU 1), but any
     one path carries both (MLU 2): the bound says so, and sr-unsplit meets it."""
-    from tpcstudy.unsplit import single_path_bound
+    from tpcstudy.models.unsplit import single_path_bound
 
     g = nx.Graph([("s", "t"), ("s", "a"), ("a", "t")])
     t = read_topology(g)

@@ -13,12 +13,14 @@ The public API (names fixed; notebooks and scripts rely on them):
 - the studies over whole collections: :mod:`tpcstudy.study` (:func:`run_maxflow_study`,
   :func:`run_disjoint_study`); their figures: :mod:`tpcstudy.plotting`
 
-The package's layout: :mod:`~tpcstudy.io` (formats, data sets, files), :mod:`~tpcstudy.topology`
-and :mod:`~tpcstudy.rules`, :mod:`~tpcstudy.paths`, :mod:`~tpcstudy.pairs`,
-:mod:`~tpcstudy.lp`, :mod:`~tpcstudy.maxflow`, :mod:`~tpcstudy.export`, :mod:`~tpcstudy.study`,
-:mod:`~tpcstudy.plotting`, :mod:`~tpcstudy.cli` (the ``tpcstudy`` command, which nothing else
-imports). Dependencies flow one way: cli -> plotting -> study -> export -> maxflow -> lp, and
-everything -> paths -> topology -> io/_core.
+The package's layout, top down (each imports only what stands below it; the table with every
+unit is docs/architecture.md, which ``tests/test_architecture.py`` reads and checks against
+every import): :mod:`~tpcstudy.cli` (the ``tpcstudy`` command, which nothing else imports) ->
+:mod:`~tpcstudy.plotting` -> :mod:`~tpcstudy.emulate` -> :mod:`~tpcstudy.study` ->
+:mod:`~tpcstudy.hostagent` -> :mod:`~tpcstudy.export` -> :mod:`~tpcstudy.models` (the
+forwarding models and both LPs) -> :mod:`~tpcstudy.lp`, :mod:`~tpcstudy.pairs` ->
+:mod:`~tpcstudy.io`, :mod:`~tpcstudy.paths` -> :mod:`~tpcstudy.topology` ->
+:mod:`~tpcstudy.rules` -> the leaves (:mod:`~tpcstudy.errors`, the C++ ``_core``).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and
         write_paths,
     )
     from .io import read_demands, read_topologies, read_topology
-    from .maxflow import MaxFlowResult, max_flow
+    from .models.maxflow import MaxFlowResult, max_flow
     from .pairs import heavy_pairs
     from .paths import (
         DisjointPath,
@@ -63,7 +65,7 @@ _LAZY: Dict[str, str] = {
     **dict.fromkeys(["AddressPlan", "Entry", "PathRecord", "PathTable", "default_plan",
                      "path_table", "read_plan", "write_paths"], "export"),
     **dict.fromkeys(["read_demands", "read_topologies", "read_topology"], "io"),
-    **dict.fromkeys(["MaxFlowResult", "max_flow"], "maxflow"),
+    **dict.fromkeys(["MaxFlowResult", "max_flow"], "models.maxflow"),
     "heavy_pairs": "pairs",
     **dict.fromkeys(["DisjointPath", "DisjointPathBatch", "SrPath", "ecmp_ratios",
                      "edge_disjoint_paths", "edge_disjoint_path_count",

@@ -14,7 +14,7 @@ from tpcstudy import read_topology
 from tpcstudy.emulate.experiments import budget as B
 from tpcstudy.emulate.experiments.calibrate import fit
 from tpcstudy.errors import EmulationError, InputFileError, UsageError
-from tpcstudy.maxflow import max_flow
+from tpcstudy.models.maxflow import max_flow
 
 
 def _triangle(cap_st: float = 1.0):

@@ -64,7 +64,7 @@ def test_next_hops_match_networkx_on_zoo(name, zoo_installed):
 def test_next_hops_agree_with_the_subflow_model(name, zoo_installed):
     # the MPTCP subflow model computes the same next hops its own way (numpy over the distance
     # matrix); the emulated routes and that model must hash over the same DAGs
-    from tpcstudy.subflows import next_hops
+    from tpcstudy.models.subflows import next_hops
 
     t = prune(read_topology(f"zoo/{name}", weight="distance"))
     nh = next_hops(t)

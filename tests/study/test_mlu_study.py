@@ -15,11 +15,11 @@ import pytest
 
 from tpcstudy import read_topology
 from tpcstudy.cli import main
-from tpcstudy.demands import demand_matrix
 from tpcstudy.errors import UsageError
 from tpcstudy.export.select import path_table
 from tpcstudy.io import read_demands
-from tpcstudy.mlu import min_mlu
+from tpcstudy.models.demands import demand_matrix
+from tpcstudy.models.mlu import min_mlu
 from tpcstudy.study.mlu import MLUConfig, summarize
 
 

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any, List
 
-from ..demands import GENERATED, NO_MATRIX_HINT, demands_beside
 from ..errors import ExportError, UsageError
 from ..export import (
     FORMATS,
@@ -19,7 +18,7 @@ from ..export import (
     write_paths,
 )
 from ..io import json_text, read_topologies
-from ..io.bounded import MAX_TEXT_BYTES, check_input_file
+from ..models.demands import GENERATED, demands_file
 from ..paths import DEFAULT_K, DEFAULT_PATHS
 from ..topology import prune
 from .emulate.common import non_negative
@@ -118,18 +117,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def _demands_of(spec: str, topo: Any) -> Any:
-    """``--demands``: ``gravity``/``uniform`` as they are, ``auto`` the file beside the
-    topology's (REPETITA), else the file named."""
-    if spec in GENERATED:
-        return spec
-    if spec == "auto":
-        src = topo.meta.get("source")
-        if not src:
-            raise UsageError(f"--demands auto: {topo.name} was not read from a file "
-                             f"({NO_MATRIX_HINT})")
-        return demands_beside(Path(src), NO_MATRIX_HINT)
-    check_input_file(spec, what="demand", limit=MAX_TEXT_BYTES)  # a FIFO would block the read
-    return Path(spec)
+    """``--demands``: ``gravity``/``uniform`` as they are, else the file (one rule:
+    :func:`~tpcstudy.models.demands.demands_file`)."""
+    return demands_file(spec, topo.meta.get("source"), drawn=GENERATED) or spec
 
 
 def _write(args: argparse.Namespace, topo: Any, table: Any, formats: List[str],

@@ -31,13 +31,13 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from ..demands import GENERATED, demand_matrix, matrix_rule
 from ..errors import ExportError, PlanError, SolverError, UsageError
-from ..maxflow import max_flow
-from ..mlu import demand_arrays, min_mlu
+from ..models.demands import GENERATED, demand_matrix, matrix_rule
+from ..models.maxflow import max_flow
+from ..models.mlu import demand_arrays, min_mlu
+from ..models.unsplit import sr_unsplit
 from ..paths import DEFAULT_K, DEFAULT_PATHS, disjoint_paths_batch, shortest_paths
 from ..topology import Topology, prune
-from ..unsplit import sr_unsplit
 from .addressing import AddressPlan, default_plan, plan_from_dict, read_plan
 from .layout import MAX_PATHS, MAX_SEGMENTS
 from .table import Entry, PathRecord, PathTable, check_pair, read_pairs

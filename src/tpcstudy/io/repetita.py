@@ -144,7 +144,7 @@ def read_demands(path: Union[str, os.PathLike], topo: Optional[Topology] = None)
     """A REPETITA ``.demands`` file as a structured array ``(src, dst, bw)`` of node ids.
 
     With ``topo``, ids are checked against its routers. Every line is kept: several demands
-    of one pair are added up where the matrix is used (:func:`tpcstudy.mlu.demand_arrays`).
+    of one pair are added up where the matrix is used (:func:`tpcstudy.models.mlu.demand_arrays`).
     """
     p = Path(path)
     lines = read_text(p).split("\n")

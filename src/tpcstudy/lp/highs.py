@@ -57,7 +57,7 @@ class HighsModel(ModelBase):
     simplex
         ``"auto"`` (default: dual simplex for the first, cold solve, primal simplex for the
         warm re-solves after columns are added, whose old basis stays primal feasible),
-        ``"dual"`` or ``"primal"``. On the max-flow study (see tpcstudy.maxflow) auto was the
+        ``"dual"`` or ``"primal"``. On the max-flow study (see tpcstudy.models.maxflow) auto was the
         fastest everywhere: REPETITA Cogentco with its 38,612 demand-bounded pairs, sr k=4, LP
         4.9 s (primal 7.3 s, dual 282 s); Zoo Kdl 10 % heavy pairs, sr k=4, LP 1.65 s (primal
         5.5 s, dual 1.7 s).

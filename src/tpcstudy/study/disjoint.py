@@ -69,9 +69,9 @@ from . import paper
 from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
 from .kinds import KINDS
-from .provenance import write_meta
-from .store import ERROR, STATUS, ResultStore, cell_number, discard_results, folder_lock, read_results
-from .tasks import RunSummary, Task, input_fingerprint, run_tasks
+from .runner import run_study, topology_tasks
+from .store import ERROR, STATUS, ResultStore, cell_number
+from .tasks import RunSummary, Task
 
 __all__ = ["COLUMNS", "KEY", "sps_method", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
            "topology_rows", "disjoint_task", "make_tasks", "run_disjoint_study",
@@ -295,12 +295,8 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
 
 def make_tasks(files: Sequence[Path], config: DisjointConfig) -> List[Task]:
     """One task per topology file, largest file first (load balance: the big ones start early)."""
-    order = sorted(files, key=lambda p: (-Path(p).stat().st_size, str(p)))
-    options = replace(config, paths_dir=None).meta("")
-    # absolute paths: Dask workers may run in another folder (or on another machine)
-    return [Task({"topology": _topology_name(Path(p))}, (str(Path(p).absolute()), config),
-                 inputs=input_fingerprint([p], options))
-            for p in order]
+    return topology_tasks(files, config, replace(config, paths_dir=None).meta(""),
+                          key=lambda p: {"topology": _topology_name(p)})
 
 
 def _concat_paths(parts: Sequence[Path], target: Path) -> None:
@@ -349,30 +345,20 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
     """
     out = Path(out_dir)
     files = topology_files(topo_spec)
-    with folder_lock(out):  # one writer per folder, --overwrite included
-        if overwrite:
-            discard_results(out, "paths")
-        return _run_locked(out, files, topo_spec, config, jobs, paths_out, progress, executor,
-                           overwrite)
-
-
-def _run_locked(out: Path, files: Sequence[Path], topo_spec: Spec, config: DisjointConfig,
-                jobs: int, paths_out: Optional[Union[str, "os.PathLike[str]"]],
-                progress: Union[bool, str], executor: Optional[TaskExecutor], overwrite: bool
-                ) -> Tuple[RunSummary, List[Dict[str, str]]]:
-    write_meta(out, config.meta(spec_text(topo_spec)), kind="disjoint", overwrite=overwrite)
     paths_dir = str(out / "paths") if paths_out is not None else None
-    if paths_dir is not None:
-        remove_dead_temporaries(paths_dir)  # what a killed run left half-written
     config = replace(config, paths_dir=paths_dir)
-    tasks = make_tasks(files, config)
-    store = ResultStore(out, COLUMNS, KEY)
-    summary = run_tasks(tasks, disjoint_task, store, jobs=jobs, desc="disjoint",
-                        progress=progress, executor=executor, prune=True)
-    if paths_out is not None:
+
+    def tasks() -> List[Task]:
+        if paths_dir is not None:
+            remove_dead_temporaries(paths_dir)  # what a killed run left half-written
+        return make_tasks(files, config)
+
+    def join_paths(tasks: List[Task], store: ResultStore) -> None:
+        if paths_out is None or paths_dir is None:
+            return
         parts = []
         for task in sorted(tasks, key=lambda x: x.key["topology"]):
-            part = Path(paths_dir) / f"{task.id}.jsonl"  # type: ignore[arg-type]
+            part = Path(paths_dir) / f"{task.id}.jsonl"
             if store.failed(task.id):
                 continue
             if not part.exists():  # finished by an earlier run without --paths-out
@@ -380,7 +366,10 @@ def _run_locked(out: Path, files: Sequence[Path], topo_spec: Spec, config: Disjo
             if part.exists():
                 parts.append(part)
         _concat_paths(parts, Path(paths_out))
-    return summary, read_results(summary.results)
+
+    return run_study(out, "disjoint", config.meta(spec_text(topo_spec)), tasks, disjoint_task,
+                     overwrite=overwrite, jobs=jobs, progress=progress, executor=executor,
+                     extra=("paths",), after=join_paths)
 
 
 # --------------------------------------------------------------------------- summary

@@ -24,12 +24,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..demands import demands_beside
 from ..errors import TpcStudyError, UsageError
 from ..io import read_demands, read_topology, topology_files
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
-from ..maxflow import MODELS, SUBFLOW_MODELS, max_flow
+from ..models.demands import demands_file
+from ..models.maxflow import MODELS, SUBFLOW_MODELS, max_flow
 from ..pairs import ROUNDINGS, heavy_pairs, heavy_rule
 from ..paths import segment_limit
 from ..rules import check_links, check_rules
@@ -52,9 +52,8 @@ from .maxflow_summary import (
     summarize,
     summary_line,
 )
-from .provenance import write_meta
-from .store import ResultStore, discard_results, folder_lock, read_results
-from .tasks import RunSummary, Task, input_fingerprint, run_tasks
+from .runner import run_study, task_demands, topology_tasks
+from .tasks import RunSummary, Task
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
            "improvement_table", "summarize", "format_summary", "summary_line", "study_ks",
@@ -214,14 +213,6 @@ class MaxflowConfig:
         return out
 
 
-def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
-    if spec is None:
-        return None
-    if spec == "auto":
-        return demands_beside(path)
-    return Path(spec)
-
-
 def _lp_file(base: Optional[str], topo: str, heavy: float, seed: int, model: str,
              k: Any, subflows: Any = "") -> Optional[str]:
     if not base:
@@ -256,7 +247,7 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
     path = Path(path_text)
     topo = read_topology(path, capacity=config.capacity, weight=config.weight,
                          links=config.links)
-    dfile = _demands_file(path, config.demands)
+    dfile = demands_file(config.demands, path, drawn=())  # the max-flow objective draws none
     draws: List[Tuple[float, int, np.ndarray, Optional[np.ndarray]]] = []
     if dfile is not None:
         dem = read_demands(dfile, topo)
@@ -367,29 +358,13 @@ def run_maxflow_study(topo_spec: Spec, out_dir: Union[str, Path], config: Maxflo
     files = topology_files(topo_spec)
     if config.demands not in (None, "auto") and len(files) != 1:
         raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
-    out = Path(out_dir)
-    with folder_lock(out):  # one writer per folder, --overwrite included
-        if overwrite:  # a fresh study in an old folder: drop the old results first
-            discard_results(out)
-        write_meta(out, config.meta(spec_text(topo_spec)), kind="maxflow",
-                   seeds=list(config.seeds), solver=config.solver, overwrite=overwrite)
-        # largest files first: the big topologies start early and the workers stay busy
-        order = sorted(files, key=lambda p: (-p.stat().st_size, p.name))
-        options = config.meta("")
-        # absolute paths: Dask workers may run in another folder (or on another machine)
-        tasks = [Task({"topology": p.stem, "file": p.name}, (str(p.absolute()), config),
-                      inputs=input_fingerprint([p, _demands_or_none(p, config.demands)], options))
-                 for p in order]
-        store = ResultStore(out, COLUMNS, KEY)
-        summary = run_tasks(tasks, run_topology, store, jobs=jobs, desc="maxflow",
-                            progress=progress, executor=executor, prune=True)
-        return summary, read_results(store.results_path)
+    options = config.meta("")
+    return run_study(
+        out_dir, "maxflow", config.meta(spec_text(topo_spec)),
+        lambda: topology_tasks(files, config, options,
+                               key=lambda p: {"topology": p.stem, "file": p.name},
+                               inputs=lambda p: [p, task_demands(p, config.demands, ())]),
+        run_topology, seeds=config.seeds, solver=config.solver, overwrite=overwrite, jobs=jobs,
+        progress=progress, executor=executor)
 
 
-def _demands_or_none(path: Path, spec: Optional[str]) -> Optional[Path]:
-    """The demands file a task reads, ``None`` when none (or none found: the task says so)."""
-    try:
-        found = _demands_file(path, spec)
-    except TpcStudyError:
-        return None
-    return found if found is not None and found.is_file() else None

@@ -4,7 +4,7 @@ model, as REPETITA and CG4SR measure it.
 
 One task per topology: its demand matrix (:func:`demand_matrix`: REPETITA's ``.demands`` file,
 or a ``gravity`` or ``uniform`` matrix drawn for a Zoo topology, seeded) and, per model
-(:data:`MLU_STUDY_MODELS`), :func:`tpcstudy.mlu.min_mlu` (``sr`` once per segment limit k,
+(:data:`MLU_STUDY_MODELS`), :func:`tpcstudy.models.mlu.min_mlu` (``sr`` once per segment limit k,
 ``sr-unsplit`` from that k's ``sr`` solution). Rows: the MLU, ``lambda = 1 / MLU`` (the factor the
 matrix can grow by), the reduction of the MLU over plain ECMP's in percent, and for
 ``sr-unsplit`` the LP's MLU it is measured against (``lp_mlu``) and its gap to it.
@@ -27,21 +27,21 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..demands import GENERATED, NO_MATRIX_HINT, demand_matrix, demands_beside, matrix_rule
 from ..errors import TpcStudyError, UsageError
 from ..io import read_topology, topology_files
 from ..io.bounded import MAX_TEXT_BYTES, check_input_file
 from ..io.specs import Spec, spec_text
 from ..lp import SOLVERS
-from ..mlu import min_mlu
+from ..models.demands import GENERATED, demand_matrix, demands_file, matrix_rule
+from ..models.mlu import min_mlu
+from ..models.unsplit import sr_unsplit
 from ..paths import segment_limit
 from ..rules import check_links, check_rules
-from ..unsplit import sr_unsplit
 from .executors import TaskExecutor
 from .kinds import KINDS
-from .provenance import write_meta
-from .store import ResultStore, cell_number, discard_results, folder_lock, read_results
-from .tasks import RunSummary, Task, input_fingerprint, run_tasks
+from .runner import run_study, task_demands, topology_tasks
+from .store import cell_number
+from .tasks import RunSummary, Task
 
 __all__ = ["MLU_STUDY_MODELS", "GENERATED", "COLUMNS", "KEY", "MLUConfig", "demand_matrix",
            "run_topology", "resolved", "run_mlu_study", "summarize", "format_summary", "summary_line"]
@@ -127,13 +127,9 @@ class MLUConfig:
 
 
 def _demands_file(path: Path, spec: str) -> Optional[Path]:
-    if spec in GENERATED:
-        return None
-    if spec == "auto":
-        if path.suffix.lower() != ".graph":  # a Zoo file: no matrix of its own (gravity)
-            return None
-        return demands_beside(path, NO_MATRIX_HINT)
-    return Path(spec)
+    if spec == "auto" and path.suffix.lower() != ".graph":  # a Zoo file: none of its own
+        return None  # (gravity)
+    return demands_file(spec, path)
 
 
 def resolved(path: Path, config: "MLUConfig") -> Tuple[str, Optional[Path], str, str]:
@@ -215,26 +211,14 @@ def run_mlu_study(topo_spec: Spec, out_dir: Union[str, Path], config: MLUConfig,
     files = topology_files(topo_spec)
     if config.demands not in GENERATED + ("auto",) and len(files) != 1:
         raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
-    out = Path(out_dir)
-    with folder_lock(out):
-        if overwrite:
-            discard_results(out)
-        write_meta(out, config.meta(spec_text(topo_spec)), kind="mlu", seeds=list(config.seeds),
-                   solver=config.solver, overwrite=overwrite)
-        order = sorted(files, key=lambda p: (-p.stat().st_size, p.name))
-        options = config.meta("")
-        tasks = []
-        for p in order:
-            try:
-                dfile = _demands_file(p, config.demands)
-            except TpcStudyError:
-                dfile = None  # the task says why
-            tasks.append(Task({"topology": p.stem, "file": p.name}, (str(p.absolute()), config),
-                              inputs=input_fingerprint([p, dfile], options)))
-        store = ResultStore(out, COLUMNS, KEY)
-        summary = run_tasks(tasks, run_topology, store, jobs=jobs, desc="mlu",
-                            progress=progress, executor=executor, prune=True)
-        return summary, read_results(store.results_path)
+    options = config.meta("")
+    return run_study(
+        out_dir, "mlu", config.meta(spec_text(topo_spec)),
+        lambda: topology_tasks(files, config, options,
+                               key=lambda p: {"topology": p.stem, "file": p.name},
+                               inputs=lambda p: [p, task_demands(p, config.demands, GENERATED)]),
+        run_topology, seeds=config.seeds, solver=config.solver, overwrite=overwrite, jobs=jobs,
+        progress=progress, executor=executor)
 
 
 # --------------------------------------------------------------------------- the summary
@@ -285,12 +269,18 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return out
 
 
+def _mlu_text(v: float) -> str:
+    """An MLU with four decimals, or four significant digits where those would read 0.0000
+    (an MLU is per unit of capacity: demands in another unit make it tiny or huge)."""
+    return f"{v:.4f}" if v == 0 or 1e-3 <= abs(v) < 1e5 or not math.isfinite(v) else f"{v:.4g}"
+
+
 def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
     """The table the command prints."""
     lines = [f"{'model':>14} {'draws':>5} {'MLU q1 / median / q3':>24} "
              f"{'reduction over ecmp % (median)':>30} {'= mcf':>6}"]
     for s in summary:
-        mlu = (f"{s['mlu_q1']:.4f} / {s['mlu_median']:.4f} / {s['mlu_q3']:.4f}"
+        mlu = (" / ".join(_mlu_text(s[c]) for c in ("mlu_q1", "mlu_median", "mlu_q3"))
                if "mlu_median" in s else "-")
         red = (f"{s['reduction_q1']:.1f} / {s['reduction_median']:.1f} / {s['reduction_q3']:.1f}"
                if "reduction_median" in s and not s["series"].startswith("ecmp") else "")
@@ -313,7 +303,7 @@ def format_summary(summary: Sequence[Dict[str, Any]]) -> str:
 
 def summary_line(rows: Sequence[Dict[str, Any]]) -> str:
     """One line: each model's median MLU reduction over ECMP."""
-    parts = [f"{s['series']}: median MLU {s['mlu_median']:.4f}"
+    parts = [f"{s['series']}: median MLU {_mlu_text(s['mlu_median'])}"
              + (f" ({s['reduction_median']:.1f} % below ecmp)" if "reduction_median" in s
                 and not s["series"].startswith("ecmp") else "")
              for s in summarize(list(rows)) if "mlu_median" in s]

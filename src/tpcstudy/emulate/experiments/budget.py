@@ -59,7 +59,7 @@ from ...errors import InputFileError, UsageError
 from ...io.bounded import read_bounded
 from ...io.datasets import data_dir
 from ...io.files import atomic_write_text
-from ...maxflow import MaxFlowResult
+from ...models.maxflow import MaxFlowResult
 from ...paths import segment_ratios
 from ...topology import Topology
 from ..agent.client import cpu_times

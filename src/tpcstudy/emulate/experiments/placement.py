@@ -25,7 +25,7 @@ import math
 from typing import Dict, List, Sequence, Tuple
 
 from ...errors import UsageError
-from ...maxflow import MaxFlowResult
+from ...models.maxflow import MaxFlowResult
 from ...paths import shortest_paths
 from ...topology import Topology
 

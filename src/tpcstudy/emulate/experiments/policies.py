@@ -47,8 +47,8 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export import path_table
-from ...maxflow import max_flow
 from ...metrics import jain_index, quantile_inf
+from ...models.maxflow import max_flow
 from ...policies import make_policy, parse_policy
 from ...study.kinds import KINDS
 from ...study.tasks import Task

@@ -54,7 +54,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
-from ...maxflow import MaxFlowResult, max_flow
+from ...models.maxflow import MaxFlowResult, max_flow
 from ...study.kinds import KINDS
 from ...study.tasks import Task
 from ...topology import Topology

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .errors import UsageError
-from .io import read_demands
+from ..errors import UsageError
+from ..io import read_demands
+from ..io.bounded import MAX_TEXT_BYTES, check_input_file
+from ..paths import path_price_bounds
+from ..topology import Topology
 from .mlu import demand_arrays, ecmp_loads
-from .paths import path_price_bounds
-from .topology import Topology
 
 __all__ = ["GENERATED", "GRAVITY_SIGMA", "demand_matrix", "matrix_rule", "demands_beside",
-           "NO_MATRIX_HINT"]
+           "demands_file", "NO_MATRIX_HINT"]
 
 #: Demand matrices drawn for topologies that bring none.
 GENERATED = ("gravity", "uniform")
@@ -52,6 +53,33 @@ def demands_beside(graph: Path, hint: str = "") -> Path:
         raise UsageError(f"--demands auto: no {graph.stem}.*.demands next to {graph}"
                          + (f" ({hint})" if hint else ""))
     return cands[0]
+
+
+def demands_file(spec: Optional[str], graph: Optional[Union[str, Path]], *,
+                 drawn: Sequence[str] = GENERATED) -> Optional[Path]:
+    """The one reading of ``--demands SPEC`` for the topology read from ``graph`` (every verb:
+    ``maxflow``, ``maxflow --objective mlu``, ``export --select mlu``).
+
+    ``None``, or a name in ``drawn`` (a matrix drawn per seed, :data:`GENERATED`; the max-flow
+    objective draws none): no file, ``None``. ``auto``: the REPETITA file beside ``graph``
+    (:func:`demands_beside`). Anything else: the file it names.
+
+    Raises
+    ------
+    UsageError
+        ``auto`` for a topology not read from a file, or with no matrix beside it (the
+        message says what to do instead).
+    """
+    if spec is None or spec in drawn:
+        return None
+    hint = NO_MATRIX_HINT if drawn else ""
+    if spec == "auto":
+        if not graph:
+            raise UsageError("--demands auto: the topology was not read from a file"
+                             + (f" ({hint})" if hint else ""))
+        return demands_beside(Path(graph), hint)
+    check_input_file(spec, what="demand", limit=MAX_TEXT_BYTES)  # a FIFO would block the read
+    return Path(spec)
 
 
 def matrix_rule(spec: str) -> str:

@@ -65,9 +65,14 @@ for the warm re-solves did not finish GtsCe sr2 in 5 minutes. Side by side
 the same MLUs; all 260 instances (``scripts/mlu_repetita.py --jobs 2``) 45-64 s on 2 cores
 (before: 1,030 s with 2 processes), every MLU within 1.2e-13 relative of the plain LP's.
 
-Capacities and volumes are divided by the median capacity first (the MLU does not depend on
-the unit). Demands of zero volume, and of a router to itself, are ignored (CG4SR crashes on the
-first kind). An unreachable demand makes the matrix unroutable: MLU ``inf``.
+Capacities and volumes are divided by the median capacity first, and volumes again by the
+power of two nearest ECMP's MLU when that is below 1e-3 or above 1e3 (:func:`_demand_unit`),
+so that the LP's numbers are near 1:
+the MLU per unit of demand is the same from 1e-12 to 1e12 (``tests/test_mlu.py``). A capacity
+below 1e-7 of the median, and volumes whose sum overflows, are refused with what to scale; a
+solver failure says the same. Demands of zero volume, and of a router to itself, are ignored
+(CG4SR crashes on the first kind); a matrix with no demand left is refused. An unreachable
+demand makes the matrix unroutable: MLU ``inf``.
 """
 
 from __future__ import annotations
@@ -75,23 +80,28 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import paths as _paths
-from .errors import SolverError, UsageError
-from .lp import LPResult, make_model
-from .maxflow.models import ArcPaths
-from .topology import Topology
+from .. import paths as _paths
+from ..errors import SolverError, UsageError
+from ..lp import LPResult, make_model
+from ..topology import Topology
+from .oracles import PRICE_TOL, Key, Oracle, capacity_scale, sr_usage
 
 __all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays", "Path",
            "Routing"]
 
 #: The models :func:`min_mlu` solves.
 MLU_MODELS = ("ecmp", "sr", "multipath", "mcf")
-#: Relative reduced-cost tolerance of the column generation.
-PRICE_TOL = 1e-9
+#: Smallest capacity the LP takes, as a share of the median capacity (HiGHS drops matrix
+#: entries below 1e-9: a smaller capacity would be 0 to it). REPETITA's range: 0.025 to 40.
+MIN_CAPACITY = 1e-7
+#: ECMP MLUs in this range are solved with the volumes as they are (after the capacity unit);
+#: outside it the volumes are rescaled first (:func:`_demand_unit`). At 1e-7 the LP's MLUs were
+#: already wrong by 23 % (mcf) and 59 % (multipath) on Abilene.
+DEMAND_RANGE = (1e-3, 1e3)
 #: ``|r_p(a) - r_key(a)|`` at or below this is rounding (ratios are sums of fractions <= 1).
 ZERO_TOL = 1e-12
 #: Most columns entering the LP per round: those furthest below their demand's dual. sr2 +
@@ -209,41 +219,6 @@ def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray,
 
 
 # ------------------------------------------------------------------------------ columns
-def _sr_matrix(topo: Topology, seqs: Sequence[Path]) -> Any:
-    """Arc usage of sr-paths (their routers: source, waypoints, target) as a scipy CSR matrix
-    (paths x arcs): the sum of the segments' ECMP ratios, in one batch of the core."""
-    from scipy.sparse import csr_matrix
-
-    n, m2 = topo.num_nodes, 2 * topo.num_links
-    nseg = np.asarray([len(q) - 1 for q in seqs], dtype=np.int64)
-    u = np.fromiter((q[i] for q in seqs for i in range(len(q) - 1)), dtype=np.int64)
-    v = np.fromiter((q[i + 1] for q in seqs for i in range(len(q) - 1)), dtype=np.int64)
-    if not len(u):
-        return csr_matrix((len(seqs), m2))
-    uniq, inv = np.unique(u * n + v, return_inverse=True)
-    off, arcs, fr = _paths.segment_ratios(topo, (uniq // n).astype(np.int32),
-                                          (uniq % n).astype(np.int32))
-    cnt = np.diff(off)[inv]  # entries of each segment of each path
-    first = np.repeat(off[:-1][inv], cnt)
-    idx = first + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    col = np.repeat(np.repeat(np.arange(len(seqs)), nseg), cnt)
-    out = csr_matrix((fr[idx], (col, arcs[idx].astype(np.int64))), shape=(len(seqs), m2))
-    out.sum_duplicates()
-    return out
-
-
-def _arc_matrix(m2: int, keys: Sequence[Tuple[int, ...]]) -> Any:
-    """Arc usage of concrete paths given by their arc ids: 1 on each arc (CSR, paths x arcs)."""
-    from scipy.sparse import csr_matrix
-
-    lens = np.asarray([len(a) for a in keys], dtype=np.int64)
-    flat = np.fromiter((a for q in keys for a in q), dtype=np.int64, count=int(lens.sum()))
-    out = csr_matrix((np.ones(len(flat)), flat, np.r_[0, np.cumsum(lens)]),
-                     shape=(len(keys), m2))
-    out.sum_duplicates()
-    return out
-
-
 def ecmp_loads(topo: Topology, sources: np.ndarray, targets: np.ndarray,
                volumes: np.ndarray) -> np.ndarray:
     """Per directed arc, the traffic of plain ECMP routing of the demands."""
@@ -255,11 +230,6 @@ def ecmp_loads(topo: Topology, sources: np.ndarray, targets: np.ndarray,
 
 
 # ------------------------------------------------------------------------------ pricing
-#: A generated column's identity within its demand: an sr-path's routers (s, waypoints...,
-#: t), or a path's arc ids (multipath, mcf).
-Key = Tuple[int, ...]
-
-
 def _most_negative(want: np.ndarray, gain: np.ndarray, most: int) -> np.ndarray:
     """The positions of the ``most`` smallest ``gain`` (ties: the first), in ``want``'s order."""
     if not most or len(want) <= most:
@@ -267,69 +237,15 @@ def _most_negative(want: np.ndarray, gain: np.ndarray, most: int) -> np.ndarray:
     return np.sort(np.argsort(gain, kind="stable")[:most])
 
 
-class _Model:
-    """A model's column family: pricing, arc usage of columns, their routers."""
-
-    def __init__(self, topo: Topology, S: np.ndarray, T: np.ndarray, model: str, k: int) -> None:
-        self.topo, self.S, self.T, self.model, self.k = topo, S, T, model, k
-        self.m2 = 2 * topo.num_links
-        self.ap = ArcPaths(topo) if model in ("mcf", "multipath") else None
-        self.arc_src = topo.arc_src.tolist()
-        self.arc_dst = topo.arc_dst.tolist()
-
-    def price(self, y: np.ndarray, limit: np.ndarray, most: int = 0
-              ) -> Tuple[np.ndarray, List[Key]]:
-        """The demands (ascending) whose cheapest column under arc prices ``y`` costs less than
-        ``limit[d]``, and those columns; with ``most``, only the ``most`` demands whose column
-        is furthest below its limit."""
-        topo, S, T = self.topo, self.S, self.T
-        if self.model == "sr":
-            # no sr-path costs less than the cheapest path: the segment DP runs only for the
-            # demands whose cheapest path is below their limit (few after the first rounds)
-            bound = _paths.path_price_bounds(topo, y, S, T, float(limit.max()))
-            cand = np.flatnonzero(bound < limit)
-            if not len(cand):
-                return cand, []
-            vals, off, wps = _paths.best_sr_paths(topo, _paths.segment_costs(topo, y), S[cand],
-                                                  T[cand], self.k)
-            ok = np.flatnonzero(vals < limit[cand])
-            ok = ok[_most_negative(ok, vals[ok] - limit[cand[ok]], most)]
-            o, w = off.tolist(), wps.tolist()
-            s_, t_ = S.tolist(), T.tolist()
-            keys = [(s_[d],) + tuple(w[o[j]:o[j + 1]]) + (t_[d],)
-                    for d, j in zip(cand[ok].tolist(), ok.tolist())]
-            return cand[ok], keys
-        assert self.ap is not None
-        if self.model == "multipath":
-            cost, nxt = _paths.dag_min_costs(topo, y)
-            vals = cost[S, T]
-            want = np.flatnonzero(vals < limit)
-            want = want[_most_negative(want, vals[want] - limit[want], most)]
-            return want, self.ap.from_next(nxt, S[want], T[want])
-        from scipy.sparse.csgraph import dijkstra  # ~80 ms to import: only mcf needs it
-
-        w_ = y + 1e-12  # zero-dual arcs stay in the sparse graph
-        vals = _paths.path_price_bounds(topo, w_, S, T, float(limit.max()))
-        want = np.flatnonzero(vals < limit)
-        want = want[_most_negative(want, vals[want] - limit[want], most)]
-        if not len(want):
-            return want, []
-        src = np.unique(S[want])
-        _, pred = dijkstra(self.ap.pricing_graph(w_), directed=True, indices=src,
-                           return_predecessors=True)
-        return want, self.ap.from_pred(pred, np.searchsorted(src, S[want]), S[want], T[want])
-
-    def columns(self, keys: Sequence[Tuple[int, ...]]) -> Any:
-        """Arc usage of columns (CSR, columns x arcs)."""
-        if self.model == "sr":
-            return _sr_matrix(self.topo, keys)
-        return _arc_matrix(self.m2, keys)
-
-    def routers(self, key: Tuple[int, ...]) -> Path:
-        """A column's routers (:data:`Path`)."""
-        if self.model == "sr":
-            return key
-        return (self.arc_src[key[0]],) + tuple(self.arc_dst[a] for a in key)
+def _price(oracle: Oracle, y: np.ndarray, limit: np.ndarray, most: int = 0
+           ) -> Tuple[np.ndarray, List[Key]]:
+    """The demands (ascending) whose cheapest column under arc prices ``y`` costs less than
+    ``limit[d]``, and those columns; with ``most``, only the ``most`` demands whose column is
+    furthest below its limit."""
+    vals, keys_of = oracle.price(y, limit)
+    want = np.flatnonzero(vals < limit)
+    want = want[_most_negative(want, vals[want] - limit[want], most)]
+    return want, keys_of(want) if len(want) else []
 
 
 # ------------------------------------------------------------------------------ the LP
@@ -498,8 +414,13 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     cap = np.asarray(topo.arc_capacity, dtype=np.float64)
     dem: Dict[str, Any] = {"sources": S, "targets": T, "volumes": V}
     if len(S) == 0:
-        return _result(model, kk, np.zeros_like(cap), cap, 0, seconds=time.perf_counter() - t0,
-                       **dem)
+        raise UsageError(f"{topo.name}: the demand matrix has no demand to route (it is empty, "
+                         "every volume is 0, or every demand is from a router to itself)")
+    with np.errstate(over="ignore"):
+        total = float(V.sum())
+    if not math.isfinite(total):
+        raise UsageError(f"{topo.name}: the demand volumes add up to more than a float holds "
+                         f"(largest {V.max():.3g}): scale the demands down")
     dist = _paths.path_price_bounds(topo, topo.arc_weight.astype(np.float64), S, T)
     if not np.all(np.isfinite(dist)):  # a demand with no path: nothing routes the matrix
         return MLUResult(model=model, k=kk, mlu=math.inf, lam=0.0, loads=np.zeros_like(cap),
@@ -514,19 +435,32 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         bad = int(np.flatnonzero(~(cap > 0))[0])
         raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"
                          f" has capacity {cap[bad]!r}: the MLU needs capacities > 0")
-    ok = cap[np.isfinite(cap)]
-    scale = float(np.median(ok)) if len(ok) else 1.0
-    capn, Vn = cap / scale, V / scale
-    fam = _Model(topo, S, T, model, k)
+    scale = capacity_scale(topo)
+    capn = cap / scale
+    fin = np.isfinite(capn)
+    if fin.any() and capn[fin].min() < MIN_CAPACITY:
+        bad = int(np.flatnonzero(fin & (capn < MIN_CAPACITY))[0])
+        raise UsageError(f"arc {topo.names[topo.arc_src[bad]]} -> {topo.names[topo.arc_dst[bad]]}"
+                         f" has capacity {cap[bad]:.3g}, {capn[bad]:.2g} of the median "
+                         f"({scale:.3g}): the LP solver cannot tell it from 0; scale the "
+                         f"capacities (the MLU needs them within {1 / MIN_CAPACITY:.0g} of the "
+                         "median)")
+    unit = _demand_unit(ecmp_loads(topo, S, T, V), cap)
+    Vn = V / scale / unit
+    fam = Oracle(topo, S, T, model, k)
     direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
-    master = _Master(solver, capn, Vn, _sr_matrix(topo, direct))
+    master = _Master(solver, capn, Vn, sr_usage(topo, direct))
     rounds, lp_seconds = 0, 0.0
     while True:
         rounds += 1
         res = master.lp.solve()
         lp_seconds += res.seconds
         if res.status != "optimal":
-            raise SolverError(f"MLU LP ({model}) on {topo.name}: {res.status} ({res.message})")
+            raise SolverError(f"MLU LP ({model}) on {topo.name}: the solver ended {res.status} "
+                              f"({res.message}) on numbers it cannot resolve (capacities "
+                              f"{cap[fin].min():.3g} to {cap[fin].max():.3g}, demands "
+                              f"{V.min():.3g} to {V.max():.3g}): scale the demands/capacities "
+                              "towards 1")
         duals = np.asarray(res.duals, dtype=np.float64)
         y = np.zeros(len(cap))
         y[master.finite] = np.maximum(duals[master.arc_rows], 0.0)
@@ -535,25 +469,41 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         w[has] = np.maximum(duals[master.dem_row[has]], 0.0)
         z = master.key_r @ y - w  # the plain LP's demand duals
         limit = z - PRICE_TOL * np.maximum(1.0, np.abs(z))
-        want, keys = fam.price(y, limit, ENTER_MAX)
+        want, keys = _price(fam, y, limit, ENTER_MAX)
         if rounds >= max_iterations or not len(want):
             break
-        if master.add(want, keys, fam.columns) == 0:
+        if master.add(want, keys, fam.usage) == 0:
             break  # numerically tied with columns already in: nothing new
     x, key_flow = master.flows(res)
-    x, key_flow = x * scale, key_flow * scale
+    x, key_flow = x * (scale * unit), key_flow * (scale * unit)
     load = master.key_r.T @ key_flow + master.usage().T @ x
     paths = _routing(topo, fam, S, T, key_flow, master.owner, master.keys, x)
     out = _result(model, kk, load, cap, len(S), columns=len(S) + len(master.keys),
                   iterations=rounds, rows=master.lp.num_rows, lp_seconds=lp_seconds,
                   paths=paths, seconds=time.perf_counter() - t0, **dem)
-    mlu = -float(res.objective)
+    mlu = -float(res.objective) * unit
+    # y: sum_a cap_a y_a = 1 in the LP's capacity unit; z: d(MLU) / d(volume), and MLU =
+    # unit * MLU_lp, volume = scale * unit * volume_lp: both divide by the capacity unit only
     out.arc_prices, out.demand_prices = y / scale, z / scale
     out.mlu, out.lam = (mlu, 1.0 / mlu) if mlu > 0 else (0.0, math.inf)
     return out
 
 
-def _routing(topo: Topology, fam: _Model, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,
+def _demand_unit(ecmp_load: np.ndarray, cap: np.ndarray) -> float:
+    """The unit the LP counts demand in, on top of the capacity unit: 1 while ECMP's MLU is
+    within :data:`DEMAND_RANGE` (the LP's numbers are fine: every such matrix is solved as it
+    always was), else the power of two nearest ECMP's MLU, so that the LP's MLU is near 1
+    whatever the demands' unit (1e-12 or 1e12 of the capacities): HiGHS's tolerances are
+    absolute, and an MLU of 1e-10 is 0 to them."""
+    on = np.isfinite(cap) & (cap > 0)
+    util = ecmp_load[on] / cap[on]
+    top = float(util.max()) if util.size else 0.0
+    if not (math.isfinite(top) and top > 0) or DEMAND_RANGE[0] <= top <= DEMAND_RANGE[1]:
+        return 1.0
+    return float(2.0 ** round(math.log2(top)))
+
+
+def _routing(topo: Topology, fam: Oracle, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,
              owner: np.ndarray, keys: List[Key], x: np.ndarray) -> Routing:
     """Per demand, its paths and their flows (:attr:`MLUResult.paths`): the ECMP key column as
     the direct segment (sr) or as simple shortest paths (multipath, mcf), then the others."""

@@ -23,8 +23,8 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from . import paths as _paths
-from .topology import Topology
+from .. import paths as _paths
+from ..topology import Topology
 
 #: Multipliers of the two path hashes (odd 64-bit constants).
 _P1 = np.uint64(0x9E3779B97F4A7C15)

@@ -15,14 +15,13 @@ maximise ``sum_p f_p`` subject to ``sum_p r(l, p) f_p <= c(l)`` for every direct
   column generation priced with shortest paths on the capacity duals;
 - ``mptcp``: multipath as the network really hashes it: each pair's ``subflows`` subflows each
   follow ONE shortest path drawn by per-hop ECMP hashing (seeded by ``seed``), and the pair uses
-  the distinct paths drawn (:mod:`tpcstudy.subflows`);
+  the distinct paths drawn (:mod:`.subflows`);
 - ``sr+mptcp``: each pair's ``subflows`` subflows may each take its own sr-path (at most ``k``
   segments): the LP over each pair's ``subflows`` largest sr-paths of the ``sr`` optimum.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -30,11 +29,13 @@ import numpy as np
 from ..errors import UsageError
 from ..paths import segment_limit
 from ..topology import Topology
-from . import models
-from .colgen import MAX_ITERATIONS, PRICE_TOL
+from . import maxflow_models as models
+from .colgen import MAX_ITERATIONS
+from .oracles import PRICE_TOL, capacity_scale
 from .problem import MaxFlowResult, Problem, demand_bounds
 
-__all__ = ["MODELS", "SUBFLOW_MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow"]
+__all__ = ["MODELS", "SUBFLOW_MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow",
+           "capacity_scale"]
 
 MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf", "mptcp", "sr+mptcp")
 #: Models whose value depends on the number of subflows per pair.
@@ -104,17 +105,6 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         f = np.asarray(getattr(res, name), dtype=np.float64)
         setattr(res, name, np.where(f > 0.0, f, 0.0))
     return res
-
-
-def capacity_scale(topo: Topology) -> float:
-    """The unit the LPs count capacity in: the median of the positive finite arc capacities,
-    so that the LP's numbers are near 1 whatever the input's unit (bit/s, Tbit/s, 1e-9)."""
-    cap = np.asarray(topo.arc_capacity, dtype=np.float64)
-    ok = cap[np.isfinite(cap) & (cap > 0)]
-    if ok.size == 0:
-        return 1.0
-    scale = float(np.median(ok))
-    return scale if math.isfinite(scale) and scale > 0 else 1.0
 
 
 def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: int,

@@ -33,10 +33,11 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .errors import UsageError
+from ..errors import UsageError
+from ..paths import best_sr_paths, segment_costs, segment_ratios
+from ..topology import Topology
 from .mlu import MLUResult
-from .paths import best_sr_paths, segment_costs, segment_ratios
-from .topology import Topology
+from .oracles import rows_of, sr_usage
 
 __all__ = ["sr_unsplit", "single_path_bound", "UNSPLIT_MOVES"]
 
@@ -52,23 +53,9 @@ Usage = Tuple[np.ndarray, np.ndarray]
 
 
 def _usages(topo: Topology, paths: List[Path]) -> Dict[Path, Usage]:
-    """Arc usage ``(arcs, share)`` of each sr-path (ECMP on each segment, summed)."""
-    segs = sorted({(p[i], p[i + 1]) for p in paths for i in range(len(p) - 1)})
-    if not segs:
-        return {p: (np.zeros(0, np.int64), np.zeros(0)) for p in paths}
-    off, arcs, fr = segment_ratios(topo, np.asarray([a for a, _ in segs], np.int32),
-                                   np.asarray([b for _, b in segs], np.int32))
-    where = {s: i for i, s in enumerate(segs)}
-    out: Dict[Path, Usage] = {}
-    for p in paths:
-        acc: Dict[int, float] = {}
-        for i in range(len(p) - 1):
-            j = where[(p[i], p[i + 1])]
-            for a, f in zip(arcs[off[j]:off[j + 1]].tolist(), fr[off[j]:off[j + 1]].tolist()):
-                acc[a] = acc.get(a, 0.0) + f
-        keys = sorted(acc)
-        out[p] = (np.asarray(keys, dtype=np.int64), np.asarray([acc[a] for a in keys]))
-    return out
+    """Arc usage ``(arcs, share)`` of each sr-path (ECMP on each segment, summed: the column
+    oracles' :func:`~.oracles.sr_usage`)."""
+    return dict(zip(paths, rows_of(sr_usage(topo, paths)))) if paths else {}
 
 
 def _trial(load: np.ndarray, util: np.ndarray, inv: np.ndarray, top: List[int], sq: float,

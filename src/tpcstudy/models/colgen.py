@@ -1,4 +1,5 @@
-"""The one column-generation loop of the path models (ecmp, sr, multipath, mcf).
+"""The column-generation loop of the max-flow LP's path models (ecmp, sr, multipath, mcf);
+their oracles are :mod:`.oracles` (shared with the minimum-MLU LP, :mod:`.mlu`).
 
 A model gives each pair's starting columns, how to build columns (their arc usage ``r(l, p)``),
 and a pricing oracle: under arc prices ``y`` (the capacity duals) each pair's cheapest column
@@ -26,19 +27,16 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..lp import LPResult
+from .oracles import PRICE_TOL, Key
 from .problem import Column, MaxFlowResult, Problem, csc
 
-__all__ = ["PRICE_TOL", "MAX_ITERATIONS", "SIFT_BATCH", "Key", "Pricer", "column_generation"]
+__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "Pricer", "column_generation"]
 
-#: Reduced-cost tolerance of the column generation: a column enters iff its price < 1 - PRICE_TOL.
-PRICE_TOL = 1e-9
 #: Safety cap on column-generation rounds (never reached on the Zoo; reported if it is).
 MAX_ITERATIONS = 10_000
 #: Most columns entering the LP per round (and in the first LP); the rest wait in the pool.
 SIFT_BATCH = 8_000
 
-#: A column's identity: the sr-path's node sequence, or a concrete path's arc ids.
-Key = Tuple[int, ...]
 #: ``price(y) -> (value of each pair's cheapest column, pairs -> those columns' keys)``.
 Pricer = Callable[[np.ndarray], Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]]
 

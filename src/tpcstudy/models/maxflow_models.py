@@ -1,0 +1,241 @@
+"""The forwarding models of the max-flow LP (docs/method.md §4): their columns and pricing.
+
+- ``ecmp`` / ``sr``: sr-paths keyed by ``(s, w1, ..., t)``, ``r`` summed over the segments' ECMP
+  ratios, priced by the segment costs and the segment DP (ecmp: the direct sr-path, no pricing);
+- ``multipath``: every individual IGP shortest path, priced on each pair's shortest-path DAG
+  (:func:`multipath`), or one LP of the flow restricted to the DAGs (:func:`multipath_dag`);
+- ``mcf``: arbitrary simple paths priced by Dijkstra on the capacity duals;
+- ``mptcp``: the distinct shortest paths K hashed subflows draw, one fixed LP (:func:`mptcp`);
+- ``sr+mptcp``: at most K sr-paths per pair (:func:`sr_mptcp`).
+
+All path models run :func:`~.colgen.column_generation`; their pricing and arc usage are the
+column oracles both LPs share (:mod:`.oracles`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .. import paths as _paths
+from ..topology import Topology
+from .colgen import column_generation
+from .oracles import Key, Oracle, arc_usage, rows_of
+from .problem import Column, MaxFlowResult, Problem, csc
+from .subflows import draw_subflows
+
+__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp"]
+
+
+def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
+    """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
+    segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing).
+
+    No sr-path of a pair costs less than its cheapest path under y, and nothing at or above 1
+    enters (the threshold is 1 - z <= 1): the oracle prices at the limit 1, so the DP runs only
+    for the other pairs (late rounds leave few: the 2,000-router ISP at 0.1 %: 76 of 2,249)."""
+    topo, S, T = p.topo, p.S, p.T
+    oracle = Oracle(topo, S, T, "sr", k)
+    direct: List[Key] = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
+    routed = np.diff(oracle.usage(direct).indptr) > 0  # an unreachable pair has no column
+    first: List[Optional[Key]] = [q if ok else None for q, ok in zip(direct, routed.tolist())]
+    res = column_generation(p, label, first, lambda keys: rows_of(oracle.usage(keys)),
+                            (lambda y: oracle.price(y, 1.0)) if k > 1 else None, oracle.names)
+    res.k = k
+    return res
+
+
+def mcf(p: Problem) -> MaxFlowResult:
+    """Multicommodity max flow by column generation over arbitrary simple paths.
+
+    Pricing (:class:`~.oracles.Oracle`): a shortest path from each source on arc lengths
+    ``y_l`` (the capacity duals; a tiny 1e-12 is added so zero-dual arcs stay in the sparse
+    graph, an error below 1e-9). At the end no path of any pair prices below ``1 - z_pair -
+    1e-9``, so the value is the optimum of the arc formulation.
+
+    Each round's prices come from the core's threaded Dijkstra
+    (:func:`tpcstudy.paths.path_price_bounds`, distances only: the same sums, so the same
+    values to the last bit); the paths, from scipy's Dijkstra with predecessors, run only from
+    the sources of the pairs whose path enters (few after the first rounds), so every column is
+    the one the search from every source gave before.
+    """
+    return _path_cg(p, Oracle(p.topo, p.S, p.T, "mcf"), p.topo.arc_weight.astype(np.float64))
+
+
+def multipath(p: Problem) -> MaxFlowResult:
+    """Multipath over ECMP: every individual IGP shortest path of a pair is its own column.
+
+    Column generation priced on the pair's shortest-path DAG: the cheapest single shortest path
+    by the capacity duals (:func:`tpcstudy.paths.dag_min_costs`, one pass per destination). The
+    paths are never enumerated; at the end no shortest path prices below ``1 - z - 1e-9``, so the
+    value is the optimum over all of them (equal to the DAG-restricted flow LP).
+    """
+    return _path_cg(p, Oracle(p.topo, p.S, p.T, "multipath"), np.ones(2 * p.topo.num_links))
+
+
+def _arc_columns(m2: int) -> Callable[[List[Key]], List[Column]]:
+    return lambda keys: rows_of(arc_usage(m2, keys))
+
+
+def _path_cg(p: Problem, oracle: Oracle, initial_prices: np.ndarray) -> MaxFlowResult:
+    """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
+    their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
+    none and carry nothing)."""
+    values, paths_of = oracle.price(initial_prices)
+    reach = np.flatnonzero(np.isfinite(values))
+    first: List[Optional[Key]] = [None] * p.npairs
+    for i, q in zip(reach.tolist(), paths_of(reach)):
+        first[i] = q
+    return column_generation(p, oracle.model, first, _arc_columns(p.m2), oracle.price,
+                             oracle.names)
+
+
+def mptcp(p: Problem, subflows: int, seed: int) -> MaxFlowResult:
+    """Multipath transport as the network really hashes it (docs/method.md §4, ``mptcp``).
+
+    Each pair opens ``subflows`` subflows; each follows ONE shortest path drawn by per-hop ECMP
+    hashing (:func:`tpcstudy.subflows.draw_subflows`, seeded by ``seed``); the pair's paths are
+    the distinct ones drawn (r in {0, 1}), and one LP maximises the total flow over them.
+    """
+    t0 = time.perf_counter()
+    draws = draw_subflows(p.topo, p.S, p.T, subflows, seed)
+    o, ao, arcs = draws.pair_offsets, draws.arc_offsets, draws.arcs
+    more = [(i, tuple(arcs[ao[j]:ao[j + 1]].tolist()))
+            for i in range(p.npairs) for j in range(int(o[i]), int(o[i + 1]))]
+    p.clock.add("paths", t0)
+    res = column_generation(p, "mptcp", [None] * p.npairs, _arc_columns(p.m2), None,
+                            Oracle(p.topo, p.S, p.T, "multipath").names, more)
+    res.subflows = int(subflows)
+    return res
+
+
+def sr_mptcp(p: Problem, k: int, subflows: int, full: Optional[MaxFlowResult] = None
+             ) -> MaxFlowResult:
+    """At most ``subflows`` sr-paths (<= ``k`` segments) per pair: K subflows, each free to
+    take its own sr-path (docs/method.md §4, ``sr+mptcp``).
+
+    Choosing the best K sr-paths per pair is a mixed-integer problem; this takes, per pair, the
+    K sr-paths that carry the most flow in the ``sr`` optimum and solves the LP over them: a
+    feasible value (a lower bound of the best choice), equal to ``sr`` whenever K is at least the
+    number of paths the optimum gives each pair. ``full``: that optimum when already solved.
+    """
+    if full is None:
+        full = sr(p, k, "sr")
+    if not full.ok:
+        full.model = "sr+mptcp"
+        return full
+    topo = p.topo
+    keep: List[Tuple[int, Key]] = []
+    flows = np.asarray(full.flows)
+    for i in range(p.npairs):
+        idx = np.flatnonzero(full.path_pair == i)
+        best = idx[np.lexsort((idx, -flows[idx]))][:int(subflows)]  # most flow first, then order
+        keep.extend((i, tuple(topo.index_of(v) for v in full.paths[j])) for j in sorted(best))
+    oracle = Oracle(topo, p.S, p.T, "sr", k)
+    res = column_generation(p, "sr+mptcp", [None] * p.npairs,
+                            lambda keys: rows_of(oracle.usage(keys)), None, oracle.names, keep)
+    res.k, res.subflows = k, int(subflows)
+    return res
+
+
+def multipath_dag(p: Problem) -> MaxFlowResult:
+    """Flow of each pair restricted to its shortest-path DAG.
+
+    Variables x[p, a] for the arcs a of pair p's DAG. Rows: arc capacities; at every DAG node
+    other than s and t, ``outflow - inflow <= 0`` (no flow is created; destroying flow never
+    helps, so the optimum conserves it); with demands, ``inflow(t) <= d``. Objective: inflow at
+    t. Any DAG flow decomposes into shortest paths, so this is the LP over all shortest paths.
+    """
+    topo, S, T, d, clock = p.topo, p.S, p.T, p.demands, p.clock
+    t0 = time.perf_counter()
+    m2 = p.m2
+    src, dst = topo.arc_src, topo.arc_dst
+    dags = [np.asarray(_paths.dag_arcs(topo, int(s), int(t)), dtype=np.int64) for s, t in zip(S, T)]
+    t0 = clock.add("paths", t0)
+    lp = p.new_model()
+    cols: List[Column] = []
+    obj: List[float] = []
+    col_pair: List[int] = []
+    col_arc: List[int] = []
+    next_row = m2 + (len(S) if d is not None else 0)
+    conservation_upper: List[float] = []
+    for q, arcs in enumerate(dags):
+        s, t = int(S[q]), int(T[q])
+        inner = np.unique(np.concatenate([src[arcs], dst[arcs]]))
+        inner = inner[(inner != s) & (inner != t)]
+        row_of = {int(v): next_row + i for i, v in enumerate(inner.tolist())}
+        next_row += len(inner)
+        conservation_upper.extend([0.0] * len(inner))
+        for a in arcs.tolist():
+            r, v = [a], [1.0]
+            u_, w_ = int(src[a]), int(dst[a])
+            if u_ in row_of:
+                r.append(row_of[u_])
+                v.append(1.0)  # outflow of u
+            if w_ in row_of:
+                r.append(row_of[w_])
+                v.append(-1.0)  # inflow of w
+            if w_ == t and d is not None:
+                r.append(m2 + q)
+                v.append(1.0)
+            cols.append((np.array(r, dtype=np.int64), np.array(v)))
+            obj.append(1.0 if w_ == t else 0.0)
+            col_pair.append(q)
+            col_arc.append(a)
+    lp.add_rows(np.array(conservation_upper))
+    starts, rows, vals = csc(cols)
+    lp.add_columns(np.array(obj), starts, rows, vals)
+    t0 = clock.add("paths", t0)
+    res = lp.solve(time_limit=p.time_limit)
+    clock.add("lp", t0)
+    if not res.ok:
+        return p.failed("multipath", res, 1)
+    p.write_model(lp)
+    x = np.maximum(np.asarray(res.x), 0.0)
+    into_t = np.array([dst[a] == T[q] for a, q in zip(col_arc, col_pair)], dtype=bool)
+    pf = np.bincount(np.array(col_pair, dtype=np.int64)[into_t], weights=x[into_t],
+                     minlength=len(S))
+    out_paths, out_flows, out_pair = _decompose(topo, S, T, np.array(col_pair), np.array(col_arc), x)
+    return MaxFlowResult(float(res.objective), "multipath", None, p.names, out_paths, out_flows,
+                         pf, 1, len(cols), math.nan, "optimal", "", clock.t, p.solver, out_pair)
+
+
+def _decompose(topo: Topology, S: np.ndarray, T: np.ndarray, col_pair: np.ndarray,
+               col_arc: np.ndarray, x: np.ndarray, eps: float = 1e-9
+               ) -> Tuple[List[Tuple[str, ...]], np.ndarray, np.ndarray]:
+    """Split each pair's DAG flow into individual shortest paths (largest bottleneck first);
+    returns the paths, their flows and the index of each path's pair."""
+    src, dst = topo.arc_src, topo.arc_dst
+    out_paths: List[Tuple[str, ...]] = []
+    out_flows: List[float] = []
+    out_pair: List[int] = []
+    order = np.argsort(col_pair, kind="stable")
+    bounds = np.searchsorted(col_pair[order], np.arange(len(S) + 1))
+    for q in range(len(S)):
+        idx = order[bounds[q]:bounds[q + 1]]
+        flow = {int(col_arc[i]): float(x[i]) for i in idx if x[i] > eps}
+        s, t = int(S[q]), int(T[q])
+        while True:
+            out_arcs: Dict[int, List[int]] = {}
+            for a in sorted(flow):
+                if flow[a] > eps:
+                    out_arcs.setdefault(int(src[a]), []).append(a)
+            if s not in out_arcs:
+                break
+            path_arcs, u = [], s
+            while u != t and u in out_arcs:
+                a = max(out_arcs[u], key=lambda b: (flow[b], -b))
+                path_arcs.append(a)
+                u = int(dst[a])
+            if u != t:
+                break
+            f = min(flow[a] for a in path_arcs)
+            for a in path_arcs:
+                flow[a] -= f
+            out_paths.append(tuple([topo.names[s]] + [topo.names[int(dst[a])] for a in path_arcs]))
+            out_flows.append(f)
+            out_pair.append(q)
+    return out_paths, np.array(out_flows), np.array(out_pair, dtype=np.int64)
