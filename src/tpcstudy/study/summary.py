@@ -4,13 +4,18 @@ are summarised by their experiments (:func:`tpcstudy.emulate.experiments.summary
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any, Dict, Optional
 
+from ..io.files import read_bounded
 from . import disjoint, maxflow, mlu, stats
+from .reproduce_report import show_text
 from .store import STATUS, Results
 
-__all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows"]
+__all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows",
+           "reproduce_report"]
 
 
 def summary_line(results: Results, *, k: Optional[int] = None,
@@ -38,7 +43,22 @@ def summary_text(results: Results, *, aggregate: str = "topology",
         return disjoint.format_summary(disjoint.summarize(results)) + "\n" + line
     if results.kind == "mlu":
         return mlu.format_summary(mlu.summarize(results)) + "\n" + line
-    return stats.format_summary(stats.summarize(results)) + "\n" + line
+    text = stats.format_summary(stats.summarize(results)) + "\n" + line
+    report = reproduce_report(results)
+    return text if report is None else text + "\n\n" + show_text(report)
+
+
+def reproduce_report(results: Results) -> Optional[Dict[str, Any]]:
+    """The ``report.json`` of a ``tpcstudy reproduce`` folder whose ``topologies.csv`` these
+    results are (``tpcstudy show DIR`` finds that file first), else ``None``."""
+    src = Path(str(results.source))
+    if src.name != "topologies.csv" or not (src.parent / "report.json").is_file():
+        return None
+    try:
+        data = json.loads(read_bounded(src.parent / "report.json", 1 << 28).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and "figure7" in data else None
 
 
 def failed_rows(results: Results) -> int:
@@ -76,6 +96,10 @@ def summary_data(results: Results, *, k: Optional[int] = None,
         out["summary"] = mlu.summarize(results)
     else:
         out["summary"] = stats.summarize(results)
+        report = reproduce_report(results)
+        if report is not None:
+            out["reproduce"] = {k: report.get(k) for k in ("figure5", "figure6_numbers",
+                                                           "figure7", "seeds")}
     return plain(out)
 
 
