@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tpcstudy.study.figure6_rules import HYPOTHESES, Draw, figure6_cells, hypothesis_table, judge
-from tpcstudy.study.reproduce_report import _why_none, _variants_line, figure6_number_rows, verdict
+from tpcstudy.study.reproduce_report import _variants_line, _why_none, figure6_number_rows, verdict
 
 
 def _draws():

@@ -171,9 +171,9 @@ def test_help_has_no_doubled_percent_and_promises_what_is_drawn(capsys):
 
 
 def test_show_on_a_reproduce_folder_prints_the_verdicts(tmp_path, capsys):
-    from helpers import make_stats
-
     from tpcstudy.study.summary import plain
+
+    from helpers import make_stats
 
     make_stats(tmp_path / "topologies.csv")
     (tmp_path / "report.json").write_text(json.dumps(plain(_report())))
