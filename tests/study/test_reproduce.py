@@ -99,7 +99,9 @@ def test_the_report_says_what_was_compared():
     text = format_report(report, ["figures/f.png"])
     assert "the multiset equals Figure 5's (2 values): **matches**" in text
     assert "Interoute (2) list self-loops" in text
-    assert "| 1 % | N (values pooled) | 4 | [4, 4] | 4021 | differs by -4017 |" in text
+    # two draws per topology: counts scaled to the paper's 20
+    assert ("| 1 % | N (values pooled) (x 10: 20 draws) | 40 | [40, 40] | 4021 | "
+            "differs by -3981 |") in text
     assert "| 1 % | over ecmp median | 50.00 | [25.00, 75.00] | 71.43 | inside noise |" in text
     assert "Variants not run (`--no-variants`)" in text
     assert "No variant brings" not in text
@@ -179,7 +181,8 @@ def test_show_on_a_reproduce_folder_prints_the_verdicts(tmp_path, capsys):
     (tmp_path / "report.json").write_text(json.dumps(plain(_report())))
     assert main(["show", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Figure 6  1 % N (values pooled)" in out and "differs by -4017" in out
+    assert "Figure 6  1 % N (values pooled) (x 10: 20 draws)" in out
+    assert "differs by -3981" in out
     assert "Figure 7 sps [path]: k=1 1.000 (matches), k=2 1.514 (matches)" in out
     assert main(["show", str(tmp_path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
