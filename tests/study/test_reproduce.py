@@ -136,6 +136,7 @@ def test_reproduce_end_to_end_with_one_draw(repetita: Path, tmp_path: Path, caps
     assert [r["values"] for r in report["figure6"]] == [219] * 6  # one draw per topology
     assert (out / "figures" / "figure6-beside-paper.png").stat().st_size > 10_000
     assert (out / "figures" / "figure7-beside-paper.png").stat().st_size > 10_000
+    assert (out / "figures" / "figure5-beside-paper.png").stat().st_size > 10_000
     sps = report["figure7"]["sps_rules"]
     assert set(sps) == {"dag", "path", "any"}
     assert sps["path"]["2"][0] == pytest.approx(1.514, abs=5e-4) and sps["path"]["2"][2] == \
@@ -169,7 +170,7 @@ def test_help_has_no_doubled_percent_and_promises_what_is_drawn(capsys):
         main(["reproduce", "--help"])
     out = capsys.readouterr().out
     assert "%%" not in out and "1, 5 and 10 %" in out
-    assert "Figures 6 and 7 beside the paper's" in out and "tpcstudy show DIR" in out
+    assert "Figures 5, 6 and 7 beside the paper's" in out and "tpcstudy show DIR" in out
 
 
 def test_show_on_a_reproduce_folder_prints_the_verdicts(tmp_path, capsys):

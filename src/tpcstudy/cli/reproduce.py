@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
         "pairs, both, merged links, parallel links as one ECMP next hop), Figure 6's keep/drop "
         "hypotheses, Figure 7's disjoint-path study under every sps segment rule (dag, path, "
         "any); then writes DIR/report.md (every number with a verdict), DIR/report.json and "
-        "DIR/figures/ (Figures 6 and 7 beside the paper's). 'tpcstudy show DIR' prints the "
+        "DIR/figures/ (Figures 5, 6 and 7 beside the paper's). 'tpcstudy show DIR' prints the "
         "verdicts again.", formatter_class=RawHelp)
     p.add_argument("--seeds", type=int, default=20,
                    help="draws per topology and heavy percent (default 20, as the paper)")
@@ -58,7 +58,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                                variants=not args.no_variants, progress=not args.no_progress,
                                executor=executor, overwrite=args.overwrite)
     out = Path(args.out)
-    figures = _figures(out, args.seeds, report["figure7"])
+    figures = _figures(out, args.seeds, report["figure5"], report["figure7"])
     atomic_write_text(out / "report.md", format_report(report, figures))
     if args.json:
         sys.stdout.write(json.dumps(plain(report), allow_nan=False) + "\n")
@@ -83,16 +83,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _figures(out: Path, seeds: int, figure7: Any) -> list:
+def _figures(out: Path, seeds: int, figure5: Any, figure7: Any) -> list:
     """Draw the figure when matplotlib is there; the report links what was drawn."""
     try:
         from ..plotting.common import save_figure
-        from ..plotting.reproduce import plot_figure7, plot_reproduction
+        from ..plotting.reproduce import plot_figure5, plot_figure7, plot_reproduction
     except ImportError as exc:
         print(f"tpcstudy: no figure (matplotlib missing: {exc})", file=sys.stderr)
         return []
     rows = load_results(out / "maxflow")
-    paths = list(save_figure(plot_reproduction(rows, seeds=seeds),
+    paths = list(save_figure(plot_figure5(figure5), out / "figures" / "figure5-beside-paper"))
+    paths += list(save_figure(plot_reproduction(rows, seeds=seeds),
                              out / "figures" / "figure6-beside-paper"))
     paths += save_figure(plot_figure7(figure7), out / "figures" / "figure7-beside-paper")
     return [str(p.relative_to(out)) for p in paths if p.suffix == ".png"]

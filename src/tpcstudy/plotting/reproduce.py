@@ -11,6 +11,8 @@ import numpy as np
 from matplotlib.patches import Patch
 
 from ..study.paper import (
+    FIGURE5_LINKS,
+    FIGURE5_ROUTERS,
     FIGURE6_CDF_OVER_ECMP,
     FIGURE6_CDF_OVER_MULTIPATH,
     FIGURE6_N,
@@ -21,7 +23,7 @@ from ..study.paper import (
 from ..study.reproduce import figure6_rows, figure6_values
 from .common import COLORS, caption, cdf, new_figure
 
-__all__ = ["plot_reproduction", "plot_figure7"]
+__all__ = ["plot_reproduction", "plot_figure5", "plot_figure7"]
 
 #: One colour and marker per sps segment rule (the paper's in COLORS["paper"]).
 _RULE_STYLE = {"dag": ("#2ca02c", "o"), "path": ("#1f77b4", "s"), "any": ("#9467bd", "^")}
@@ -113,4 +115,28 @@ def plot_figure7(figure7: Mapping[str, Any]) -> Any:
                  "edge-router pair; paths disjoint by router adjacency. Segment rules "
                  "(docs/method.md section 5): dag = a segment occupies its ECMP DAG, path = its "
                  "one smallest shortest path, any = some surviving shortest path")
+    return fig
+
+
+def plot_figure5(figure5: Mapping[str, Any]) -> Any:
+    """Figure 5(a, b) beside the paper's, from the report's ``figure5`` (its ``per_topology``
+    router and link counts): CDFs over the pruned topologies, the paper's wide and pale
+    underneath (where ours covers it, the multisets agree)."""
+    fig = new_figure(2, width=5.2, height=4.0)
+    per = figure5.get("per_topology") or {}
+    for ax, key, paper, what in zip(fig.axes, ("routers", "links"),
+                                    (FIGURE5_ROUTERS, FIGURE5_LINKS), ("routers", "links")):
+        cdf(ax, paper, color=COLORS["paper"], lw=6, alpha=0.3, label="the paper (wide, pale)")
+        cdf(ax, per.get(key, []), color=COLORS["max"], lw=1.5, label="tpcstudy")
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{what} per pruned topology" + (" (self-loops counted, as the figure)"
+                                                      if key == "links" else ""))
+        ax.set_ylabel("share of topologies")
+        ax.set_title(f"({'a' if key == 'routers' else 'b'}) number of {what}")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    fig.suptitle("Figure 5 of the TCPPathChanger paper beside tpcstudy's (REPETITA "
+                 "inverse-capacity)")
+    caption(fig, f"{figure5.get('nonempty', '?')} topologies non-empty after pruning (routers "
+                 "with at most one link removed repeatedly, parallel links counted)")
     return fig

@@ -180,7 +180,9 @@ def _figure5(out: Path) -> Dict[str, Any]:
                                         FIGURE5_ROUTERS),
             "links": compare_multiset(links, FIGURE5_LINKS),
             "links_with_self_loops": compare_multiset(with_loops, FIGURE5_LINKS),
-            "self_loops": {r["name"]: n for r, n in kept_rows if n}}
+            "self_loops": {r["name"]: n for r, n in kept_rows if n},
+            "per_topology": {"routers": sorted(r["pruned_nodes"] for r, _ in kept_rows),
+                             "links": sorted(with_loops)}}
 
 
 def _figure7(rows: Sequence[Mapping[str, Any]],
