@@ -70,7 +70,15 @@ def test_figure6_rows_pool_every_draw_and_carry_the_paper():
     assert m["verdict"] == "differs by -41.7"
 
 
-def test_the_report_says_what_was_compared():
+def _report():
+    from tpcstudy.study.figure6_rules import draws_of, figure6_cells
+    from tpcstudy.study.reproduce import _figure7
+
+    cells = figure6_cells(draws_of(_rows()), lambda d, c: True, resamples=50)
+    rows7 = [{"topology": t, "method": m, "k": k, "mean_paths": v, "status": "ok"}
+             for t, m, k, v in (("A", "max", "", 2.0), ("A", "greedy", "", 2.0),
+                                ("A", "sps", 1, 1.0), ("A", "sps", 2, 1.2),
+                                ("A", "sps:path", 1, 1.0), ("A", "sps:path", 2, 1.514))]
     report = {"paper": paper.PAPER, "seeds": 2, "topo": "repetita/inverse-capacity",
               "environment": {"tpcstudy": "x", "git_commit": "abc", "python": "3",
                               "platform": "Linux"},
@@ -79,18 +87,29 @@ def test_the_report_says_what_was_compared():
                           "links": compare_multiset([150], [152]),
                           "links_with_self_loops": compare_multiset([152], [152]),
                           "self_loops": {"Interoute": 2}},
-              "figure6": figure6_rows(_rows()), "variants": [],
-              "figure7": {"max": compare_sorted([1.5, 2.0], [1.5, 2.0], 1e-6),
-                          "greedy": compare_sorted([1.5, 1.9], [1.5, 2.0], 1e-6),
-                          "mean": {"max": [1.75, 1.75]}, "greedy_reaches_max": [1, 2]},
+              "figure6": figure6_rows(_rows()), "variants": [], "variants_run": False,
+              "figure6_numbers": {f"{h:g}": c for h, c in cells.items()},
+              "figure7": _figure7(rows7, ("dag", "path")),
               "seconds": {"paper rule": 12.0}}
+    return report
+
+
+def test_the_report_says_what_was_compared():
+    report = _report()
     text = format_report(report, ["figures/f.png"])
-    assert "the multiset equals Figure 5's (2 values)" in text
+    assert "the multiset equals Figure 5's (2 values): **matches**" in text
     assert "Interoute (2) list self-loops" in text
-    assert ("| 1 % | ecmp | 4 / 4021 | 37.50 / **50.00** / 62.50 | [25.0, 75.0] | "
-            "33.33 / **71.43** / 100.00 | 25.0 % / 14.6 % | inside noise |") in text
-    assert "- max: 2 topologies here, 2 in the figure; 2 of 2 equal" in text
-    assert "greedy reaches max on 1 of 2 topologies (50.0 %; the paper: 70 %)" in text
+    # two draws per topology: counts scaled to the paper's 20
+    assert ("| 1 % | N (values pooled) (x 10: 20 draws) | 40 | [40, 40] | 4021 | "
+            "differs by -3981 |") in text
+    assert "| 1 % | over ecmp median | 50.00 | [25.00, 75.00] | 71.43 | inside noise |" in text
+    assert "Variants not run (`--no-variants`)" in text
+    assert "No variant brings" not in text
+    assert "**Figure 5 concludes:**" in text and "**Figure 6 concludes:**" in text
+    assert "| 2 | 1.5140 | 1.2000 (differs by -0.3140) | 1.5140 (matches) |" in text
+    assert "The rule closest to the paper's sps: **path** (2 of 2 means match" in text
+    assert "**Figure 7 concludes:**" in text
+    assert "greedy reaches max on 1 of 1 topologies (100.0 %" in text
     assert "![f](figures/f.png)" in text and "commit abc" in text
 
 
@@ -116,6 +135,14 @@ def test_reproduce_end_to_end_with_one_draw(repetita: Path, tmp_path: Path, caps
     report = json.loads((out / "report.json").read_text())
     assert [r["values"] for r in report["figure6"]] == [219] * 6  # one draw per topology
     assert (out / "figures" / "figure6-beside-paper.png").stat().st_size > 10_000
+    assert (out / "figures" / "figure7-beside-paper.png").stat().st_size > 10_000
+    assert (out / "figures" / "figure5-beside-paper.png").stat().st_size > 10_000
+    sps = report["figure7"]["sps_rules"]
+    assert set(sps) == {"dag", "path", "any"}
+    assert sps["path"]["2"][0] == pytest.approx(1.514, abs=5e-4) and sps["path"]["2"][2] == \
+        "matches"
+    assert report["figure7"]["sps_paper_rule"]["rule"] == "path"
+    assert "Variants not run" in text and len(report["figure6_hypotheses"]) >= 9
     meta = json.loads((out / "maxflow" / "meta.json").read_text())
     assert meta["study"]["config"]["links"] == "multigraph"
     # resumable: a second run reuses every topology
@@ -136,3 +163,28 @@ def test_greedy_is_compared_with_max_topology_by_topology():
     assert _figure7(rows)["greedy_reaches_max"] == [2, 2]
     rows[4]["mean_paths"] = 1.0  # B's greedy falls short
     assert _figure7(rows)["greedy_reaches_max"] == [1, 2]
+
+
+def test_help_has_no_doubled_percent_and_promises_what_is_drawn(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    out = capsys.readouterr().out
+    assert "%%" not in out and "1, 5 and 10 %" in out
+    assert "Figures 5, 6 and 7 beside the paper's" in out and "tpcstudy show DIR" in out
+
+
+def test_show_on_a_reproduce_folder_prints_the_verdicts(tmp_path, capsys):
+    from tpcstudy.study.summary import plain
+
+    from helpers import make_stats
+
+    make_stats(tmp_path / "topologies.csv")
+    (tmp_path / "report.json").write_text(json.dumps(plain(_report())))
+    assert main(["show", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Figure 6  1 % N (values pooled) (x 10: 20 draws)" in out
+    assert "differs by -3981" in out
+    assert "Figure 7 sps [path]: k=1 1.000 (matches), k=2 1.514 (matches)" in out
+    assert main(["show", str(tmp_path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["reproduce"]["figure7"]["sps_paper_rule"]["rule"] == "path"

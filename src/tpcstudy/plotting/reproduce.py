@@ -1,5 +1,7 @@
-"""The reproduction's figure (``tpcstudy reproduce``): Figure 6 as boxes, ours beside the
-paper's, over ECMP and over multipath, at every heavy-hitter percent."""
+"""The reproduction's figures (``tpcstudy reproduce``): Figure 6 as boxes, ours beside the
+paper's, over ECMP and over multipath, at every heavy-hitter percent; Figure 7 as the paper
+draws it, ours beside the paper's: (a) the CDF of the per-topology mean number of disjoint paths
+(max, greedy), (b) the mean sps paths by segment limit under each segment rule."""
 
 from __future__ import annotations
 
@@ -8,11 +10,23 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from matplotlib.patches import Patch
 
-from ..study.paper import FIGURE6_CDF_OVER_ECMP, FIGURE6_CDF_OVER_MULTIPATH, FIGURE6_N
+from ..study.paper import (
+    FIGURE5_LINKS,
+    FIGURE5_ROUTERS,
+    FIGURE6_CDF_OVER_ECMP,
+    FIGURE6_CDF_OVER_MULTIPATH,
+    FIGURE6_N,
+    FIGURE7_GREEDY_MEANS,
+    FIGURE7_MAX_MEANS,
+    FIGURE7_SPS_MEAN,
+)
 from ..study.reproduce import figure6_rows, figure6_values
-from .common import COLORS, caption, new_figure
+from .common import COLORS, caption, cdf, new_figure
 
-__all__ = ["plot_reproduction"]
+__all__ = ["plot_reproduction", "plot_figure5", "plot_figure7"]
+
+#: One colour and marker per sps segment rule (the paper's in COLORS["paper"]).
+_RULE_STYLE = {"dag": ("#2ca02c", "o"), "path": ("#1f77b4", "s"), "any": ("#9467bd", "^")}
 
 _TITLES = {"ecmp": "(a) sr over single-path ECMP", "multipath": "(b) sr over multipath"}
 
@@ -57,4 +71,72 @@ def plot_reproduction(rows: Sequence[Mapping[str, Any]], *, seeds: int) -> Any:
     fig.legend(handles=handles, loc="outside upper center", ncol=2, fontsize="small")
     caption(fig, f"REPETITA inverse-capacity, parallel links as links (--links multigraph), "
                  f"sr k = 4, {seeds} draws per topology, pooled over (topology, draw) values")
+    return fig
+
+
+def plot_figure7(figure7: Mapping[str, Any]) -> Any:
+    """Figure 7 beside the paper's, from the report's ``figure7`` (its ``per_topology`` means
+    and ``sps_rules``): (a) CDFs over topologies of the mean link-disjoint paths per pair, max
+    and greedy, ours solid and the paper's dashed; (b) the mean over topologies of sps's mean
+    paths per pair by segment limit, one line per segment rule, the paper's in red."""
+    fig = new_figure(2, width=5.2, height=4.2)
+    a, b = fig.axes
+    per = figure7.get("per_topology") or {}
+    for method, paper in (("max", FIGURE7_MAX_MEANS), ("greedy", FIGURE7_GREEDY_MEANS)):
+        color = COLORS[method]
+        # the paper's drawn wide and pale underneath: where ours covers it, they agree
+        cdf(a, paper, color=color, lw=6, alpha=0.3, label=f"{method}, the paper (wide, pale)")
+        cdf(a, per.get(method, []), color=color, lw=1.5, label=f"{method}, tpcstudy")
+    a.set_xlabel("mean link-disjoint paths per edge-router pair")
+    a.set_ylabel("share of topologies")
+    a.set_title("(a) max (Edmonds-Karp) and greedy (iterative Dijkstra)")
+    a.grid(alpha=0.3)
+    a.legend(loc="upper left", fontsize="small")
+    ks = sorted(FIGURE7_SPS_MEAN)
+    b.plot(ks, [FIGURE7_SPS_MEAN[k] for k in ks], color=COLORS["paper"], lw=2.5, marker="D",
+           label="the paper")
+    for rule, by_k in (figure7.get("sps_rules") or {}).items():
+        color, marker = _RULE_STYLE.get(rule, ("#7f7f7f", "x"))
+        kk = sorted(int(k) for k in by_k)
+        b.plot(kk, [by_k[str(k)][0] for k in kk], color=color, marker=marker, lw=1.5,
+               label=f"tpcstudy, segment rule {rule}")
+    mx = (figure7.get("mean") or {}).get("max")
+    if mx and mx[0] is not None:
+        b.axhline(mx[0], color=COLORS["max"], lw=1, ls=":", label="max (the bound)")
+    b.set_xticks(ks)
+    b.set_xlabel("segment limit k (k - 1 waypoints)")
+    b.set_ylabel("mean over topologies of sps paths per pair")
+    b.set_title("(b) sps by segment limit")
+    b.grid(alpha=0.3)
+    b.legend(loc="lower right", fontsize="small")
+    fig.suptitle("Figure 7 of the TCPPathChanger paper beside tpcstudy's (REPETITA "
+                 "inverse-capacity)")
+    caption(fig, "REPETITA inverse-capacity, 219 topologies with edge routers, every ordered "
+                 "edge-router pair; paths disjoint by router adjacency. Segment rules "
+                 "(docs/method.md section 5): dag = a segment occupies its ECMP DAG, path = its "
+                 "one smallest shortest path, any = some surviving shortest path")
+    return fig
+
+
+def plot_figure5(figure5: Mapping[str, Any]) -> Any:
+    """Figure 5(a, b) beside the paper's, from the report's ``figure5`` (its ``per_topology``
+    router and link counts): CDFs over the pruned topologies, the paper's wide and pale
+    underneath (where ours covers it, the multisets agree)."""
+    fig = new_figure(2, width=5.2, height=4.0)
+    per = figure5.get("per_topology") or {}
+    for ax, key, paper, what in zip(fig.axes, ("routers", "links"),
+                                    (FIGURE5_ROUTERS, FIGURE5_LINKS), ("routers", "links")):
+        cdf(ax, paper, color=COLORS["paper"], lw=6, alpha=0.3, label="the paper (wide, pale)")
+        cdf(ax, per.get(key, []), color=COLORS["max"], lw=1.5, label="tpcstudy")
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{what} per pruned topology" + (" (self-loops counted, as the figure)"
+                                                      if key == "links" else ""))
+        ax.set_ylabel("share of topologies")
+        ax.set_title(f"({'a' if key == 'routers' else 'b'}) number of {what}")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    fig.suptitle("Figure 5 of the TCPPathChanger paper beside tpcstudy's (REPETITA "
+                 "inverse-capacity)")
+    caption(fig, f"{figure5.get('nonempty', '?')} topologies non-empty after pruning (routers "
+                 "with at most one link removed repeatedly, parallel links counted)")
     return fig

@@ -475,7 +475,7 @@ def format_summary(s: Mapping[str, Any]) -> str:
     sps_labels = [lab for lab in s["mean_paths"] if lab.startswith("sps k=")]
     top = s["mean_paths"][sps_labels[-1]] if sps_labels else math.nan
     top_name = sps_labels[-1][4:] if sps_labels else "-"
-    lines.append(f"  {'method':<10} {'paths':>7} {'of max':>7} {'of ' + top_name:>7}   paper")
+    lines.append(f"  {'method':<13} {'paths':>7} {'of max':>7} {'of ' + top_name:>7}   paper")
     mx = s["mean_paths"].get("max", math.nan)
 
     def pct(v: float, ref: float) -> str:
@@ -486,7 +486,7 @@ def format_summary(s: Mapping[str, Any]) -> str:
         if lab.startswith("sps k="):
             note = paper.SPS_NOTES.get(int(lab.split("=")[1]), "")
             of_top = pct(v, top)
-        lines.append(f"  {lab:<10} {v:7.3f} {pct(v, mx):>7} {of_top:>7}   {note}")
+        lines.append(f"  {lab:<13} {v:7.3f} {pct(v, mx):>7} {of_top:>7}   {note}")
     f = s["failure"]
     lines.append("")
     lines.append(f"failure view ({f['topologies']} topologies; slot 0 = IGP shortest path, then "

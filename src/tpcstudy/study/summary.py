@@ -5,13 +5,18 @@ figure. Which function summarises a kind is the registry's (:data:`.kinds.KINDS`
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Dict, Optional
 
+from ..errors import InputFileError
+from ..io.bounded import read_bounded_json
 from . import maxflow
 from .kinds import kind as kind_of
+from .reproduce_report import show_text
 from .store import STATUS, Results
 
-__all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows"]
+__all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows",
+           "reproduce_report"]
 
 
 def summary_line(results: Results, *, k: Optional[int] = None,
@@ -35,7 +40,22 @@ def summary_text(results: Results, *, aggregate: str = "topology",
     if results.kind == "maxflow":
         return mod.format_summary(mod.summarize(results, aggregate=aggregate),
                                   demands=bool(results.config.get("demands"))) + "\n" + line
-    return str(mod.format_summary(mod.summarize(results))) + "\n" + line
+    text = str(mod.format_summary(mod.summarize(results))) + "\n" + line
+    report = reproduce_report(results) if results.kind == "topo" else None
+    return text if report is None else text + "\n\n" + show_text(report)
+
+
+def reproduce_report(results: Results) -> Optional[Dict[str, Any]]:
+    """The ``report.json`` of a ``tpcstudy reproduce`` folder whose ``topologies.csv`` these
+    results are (``tpcstudy show DIR`` finds that file first), else ``None``."""
+    src = Path(str(results.source))
+    if src.name != "topologies.csv" or not (src.parent / "report.json").is_file():
+        return None
+    try:
+        data = read_bounded_json(src.parent / "report.json", 1 << 28, what="report.json")
+    except InputFileError:  # a report it cannot read: the summary without it
+        return None
+    return data if isinstance(data, dict) and "figure7" in data else None
 
 
 def failed_rows(results: Results) -> int:
@@ -69,6 +89,10 @@ def summary_data(results: Results, *, k: Optional[int] = None,
         out["summary"] = series
     elif not kind_of(results.kind).emulated:
         out["summary"] = kind_of(results.kind).summary_module.summarize(results)
+        report = reproduce_report(results) if results.kind == "topo" else None
+        if report is not None:
+            out["reproduce"] = {k: report.get(k) for k in ("figure5", "figure6_numbers",
+                                                           "figure7", "seeds")}
     return plain(out)
 
 
