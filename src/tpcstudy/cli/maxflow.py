@@ -15,7 +15,6 @@ import sys
 import time
 from typing import Any, Callable, Dict, List
 
-from ..demands import GENERATED
 from ..errors import UsageError
 from ..lp import SOLVERS
 from ..pairs import ROUNDINGS
@@ -106,7 +105,11 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     checked_jobs(args)
     # A REPETITA matrix is in the file's own units (kbit/s) for the file's own capacities and
     # weights: against uniform capacities of 1 every MLU would be ~1e7
-    file_matrix = args.objective == "mlu" and (args.demands or "auto") not in GENERATED
+    file_matrix = False
+    if args.objective == "mlu":  # imported here: the demands module loads the minimum-MLU LP
+        from ..demands import GENERATED
+
+        file_matrix = (args.demands or "auto") not in GENERATED
     args.capacity = args.capacity or ("file" if file_matrix else "uniform")
     args.weight = args.weight or ("file" if file_matrix else "hop")
     if args.objective == "mlu":

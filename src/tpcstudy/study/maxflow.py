@@ -24,7 +24,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..demands import demands_beside
 from ..errors import TpcStudyError, UsageError
 from ..io import read_demands, read_topology, topology_files
 from ..io.specs import Spec, spec_text
@@ -210,6 +209,10 @@ def _demands_file(path: Path, spec: Optional[str]) -> Optional[Path]:
     if spec is None:
         return None
     if spec == "auto":
+        # imported here: the demands module loads the minimum-MLU LP, which the heavy-hitter
+        # study (the README's main job, its parent and its workers) never needs
+        from ..demands import demands_beside
+
         return demands_beside(path)
     return Path(spec)
 
