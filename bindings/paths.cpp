@@ -118,6 +118,36 @@ void bind_paths(nb::module_& m) {
           },
           "graph"_a, "source"_a, "target"_a, "limit"_a, "labels"_a.none() = nb::none(),
           "Every shortest path (lexicographic), at most limit, as lists of labels[x] (or ids).");
+    // The named API's fast path: router names looked up in the topology's name -> id dict
+    // here, not by two Python calls. Only exact str names found in the dict; anything else
+    // (ids, names that are not there) returns None and the caller takes its general path,
+    // so the node-id rule stays the topology's (Topology.index_of).
+    m.def("shortest_paths_named",
+          [](const tpc::Graph& g, nb::dict index, nb::object labels, nb::handle source,
+             nb::handle target, int64_t limit) -> nb::object {
+              if (!PyUnicode_CheckExact(source.ptr()) || !PyUnicode_CheckExact(target.ptr()))
+                  return nb::none();
+              PyObject* so = PyDict_GetItemWithError(index.ptr(), source.ptr());
+              if (!so) {
+                  if (PyErr_Occurred()) throw nb::python_error();
+                  return nb::none();
+              }
+              PyObject* to = PyDict_GetItemWithError(index.ptr(), target.ptr());
+              if (!to) {
+                  if (PyErr_Occurred()) throw nb::python_error();
+                  return nb::none();
+              }
+              const long s = PyLong_AsLong(so), t = PyLong_AsLong(to);
+              if ((s == -1 || t == -1) && PyErr_Occurred()) throw nb::python_error();
+              if (s < 0 || s >= g.n || t < 0 || t >= g.n) return nb::none();
+              PyObject* lab = labels_of(g, labels);
+              tpc::Csr<int32_t> c = tpcb::call(search_work(g), [&] {
+                  return tpc::shortest_paths(g, static_cast<int32_t>(s), static_cast<int32_t>(t), limit);
+              });
+              return node_lists(c, lab);
+          },
+          "graph"_a, "index"_a, "labels"_a, "source"_a, "target"_a, "limit"_a,
+          "shortest_paths_list for routers named by exact str keys of index; None otherwise.");
     m.def("ecmp_ratios_dict",
           [](const tpc::Graph& g, int32_t s, int32_t t, nb::object keys) {
               check_node(g, s);

@@ -147,3 +147,25 @@ def test_the_agent_process_imports_a_dozen_modules(role):
     assert not [m for m in loaded if m.startswith(("tpcstudy.study", "tpcstudy.export",
                                                    "tpcstudy.emulate.experiments"))]
     assert len(loaded) <= (16 if "policies" in role else 12), loaded
+
+
+def test_the_maxflow_command_and_its_workers_load_one_study():
+    """``tpcstudy maxflow`` builds only its own verb's parser, and the max-flow study's modules
+    (its parent and its workers) load neither the other studies nor the minimum-MLU LP, the
+    emulator or the figures (issue 42: the README's main job started ~50 modules it never
+    used, in its parent and in each worker)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import tpcstudy.cli as c\n"
+            "c.build_parser(('maxflow',))\n"
+            "import tpcstudy.study.maxflow, tpcstudy.study.tasks\n"
+            "print(sorted(m for m in sys.modules if m.startswith('tpcstudy')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    loaded = ast.literal_eval(out.strip())
+    assert "tpcstudy.study.maxflow" in loaded
+    for other in ("tpcstudy.mlu", "tpcstudy.demands", "tpcstudy.study.mlu",
+                  "tpcstudy.study.disjoint", "tpcstudy.emulate", "tpcstudy.plotting",
+                  "tpcstudy.export", "tpcstudy.cli.emulate", "tpcstudy.cli.plot"):
+        assert other not in loaded, other

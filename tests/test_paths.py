@@ -351,3 +351,20 @@ def test_free_cpus_reads_the_running_count():
             break
     assert got in (before, after), (before, got, after)
     assert 1 <= got <= os.sysconf("SC_NPROCESSORS_ONLN")
+
+
+def test_named_fast_path_reads_routers_as_index_of_does():
+    """shortest_paths looks exact names up in the core; everything else (ids, numpy strings,
+    names that look like numbers, unknown names) is read by Topology.index_of, as before."""
+    t = _topo([("1", "0"), ("0", "2"), ("1", "3"), ("3", "2")])
+    names = t.names
+
+    def by_index_of(s, d):
+        i, j = t.index_of(s), t.index_of(d)
+        return [[names[x] for x in p] for p in P._core.shortest_paths_list(t.graph, i, j, 1000)]
+
+    for s, d in (("1", "2"), (0, 2), ("0", 2), (np.str_("1"), "2"), (np.int64(1), 3)):
+        assert P.shortest_paths(t, s, d) == by_index_of(s, d), (s, d)
+    assert P.shortest_paths(t, "1", "2") == [["1", "0", "2"], ["1", "3", "2"]]
+    with pytest.raises(UsageError):
+        P.shortest_paths(t, "1", "nowhere")

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -500,7 +501,10 @@ std::vector<double> distance_matrix(const Graph& g, int32_t threads) {
         std::atomic<size_t> next{0};
         auto work = [&](const std::atomic<bool>& failed) {
             std::vector<int32_t> queue(uniform ? n : 0);
-            Search<false> search(g);
+            // the Dijkstra search only for real weights: its arrays are two allocations of n,
+            // a third of a small graph's whole matrix
+            std::optional<Search<false>> search;
+            if (!uniform) search.emplace(g);
             for (;;) {
                 const size_t blk = next.fetch_add(1);
                 if (blk >= nblocks || failed.load(std::memory_order_relaxed)) break;
@@ -524,9 +528,9 @@ std::vector<double> distance_matrix(const Graph& g, int32_t threads) {
                             }
                         }
                     } else {  // row a of the transpose: distances *to* a (see below)
-                        search.reset();
-                        search.run(a);
-                        std::copy(search.dist(), search.dist() + n, d);
+                        search->reset();
+                        search->run(a);
+                        std::copy(search->dist(), search->dist() + n, d);
                     }
                 }
             }

@@ -19,8 +19,6 @@ from ..io.specs import data_spec
 from ..paths import MAX_K
 from ..rules import CAPACITY_RULES, LINK_RULES, WEIGHT_RULES
 from ..study.executors import EXECUTORS
-from ..study.store import load_results
-from ..study.summary import summary_data
 
 __all__ = ["add_topology_options", "split_topo", "topo_specs", "apply_mirror",
            "add_executor_options", "checked_jobs", "parse_list", "parse_k_list", "progress",
@@ -281,6 +279,10 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 
 def print_study_json(out: str, k: Optional[int] = None, aggregate: str = "topology") -> None:
     """The finished study in ``out`` as ``tpcstudy show --json`` prints it."""
+    # imported here: the summaries of every kind load every study's module
+    from ..study.store import load_results
+    from ..study.summary import summary_data
+
     print(json.dumps(summary_data(load_results(out), k=k, aggregate=aggregate)))
 
 

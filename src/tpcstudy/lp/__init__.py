@@ -63,8 +63,8 @@ def _conflicts(solver: str) -> bool:
     """Would loading ``solver``'s package now fail because of an already loaded one?"""
     if solver in ("glop", "pdlp"):
         return "highspy" in sys.modules and sys.modules["highspy"] is not None
-    if solver == "highs":
-        return any(m == "ortools" or m.startswith("ortools.") for m in sys.modules)
+    if solver == "highs":  # importing any ortools.X imports the package ortools first
+        return "ortools" in sys.modules
     return False
 
 

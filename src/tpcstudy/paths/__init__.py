@@ -395,9 +395,15 @@ def shortest_paths(topo: Topology, source: Any, target: Any, *,
         Node-name lists in lexicographic order of node ids; ``[]`` when ``target`` is unreachable,
         ``[[source]]`` when ``source == target``.
     """
-    # the light call path: the core builds the name lists itself (no arrays per call)
-    return _core.shortest_paths_list(topo.graph, topo.index_of(source), topo.index_of(target),
-                                     int(limit), topo.names)
+    # the light call path: the core looks the names up and builds the name lists itself (no
+    # arrays per call); None when a router is not given as one of the names (an id, a name
+    # that is not there): then the topology's own rule reads it (Topology.index_of)
+    limit = limit if type(limit) is int else int(limit)
+    out = _core.shortest_paths_named(topo.graph, topo._index, topo.names, source, target, limit)
+    if out is None:
+        out = _core.shortest_paths_list(topo.graph, topo.index_of(source), topo.index_of(target),
+                                        limit, topo.names)
+    return out
 
 
 def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str], float]:

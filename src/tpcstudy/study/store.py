@@ -10,10 +10,13 @@ Output folder layout::
     out_dir/results.csv        every part's rows, sorted by the key columns (rebuilt atomically)
     out_dir/.lock              held (``flock``) by the one run writing the folder; holds its pid
 
-Every write goes to a temporary file in the same folder, is flushed and ``fsync``-ed, then
-renamed over the target (``os.replace``). A part that cannot be read whole (empty, cut short,
-not UTF-8, a row of the wrong width) is discarded with a note and its task runs again; a part
-written by another version of the study (other columns) stops the run instead.
+Every write goes to a temporary file in the same folder, is flushed, then renamed over the
+target (``os.replace``); ``results.csv`` and ``meta.json`` are ``fsync``-ed first, the part
+files are not (hundreds of them, up to 10 ms each on a busy disk: after a power failure one
+may be empty or cut short, which the next run treats as below). A part that cannot be read
+whole (empty, cut short, not UTF-8, a row of the wrong width) is discarded with a note and its
+task runs again; a part written by another version of the study (other columns) stops the run
+instead.
 """
 
 from __future__ import annotations
@@ -325,7 +328,8 @@ class ResultStore:
             raise UsageError(f"input fingerprint {fingerprint!r}: letters, digits and :._- only")
         cells = self.encode(task_id, rows)
         head = f"{_INPUT}{fingerprint}\n" if fingerprint else ""
-        atomic_write_text(self.parts_dir / f"{task_id}.csv", head + _csv_text(self.columns, cells))
+        atomic_write_text(self.parts_dir / f"{task_id}.csv", head + _csv_text(self.columns, cells),
+                          durable=False)  # a damaged part is recomputed (module docstring)
         self._inputs[task_id] = fingerprint
         for r in self._rows.get(task_id, []):  # a retried task replaces its old rows
             if self._owner.get(self._key_of(r)) == task_id:
