@@ -115,8 +115,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("no agent loaded")
     for n, s in out.items():
         c = s["counters"]
+        counted = ", ".join(f"{k} {v}" for k, v in c.items() if v)
         print(f"{n} ({s['host']}, {s['entries']} destinations, policy {s['policy']}): "
-              + ", ".join(f"{k} {v}" for k, v in c.items() if v))
+              + (counted or "no connection seen yet (every counter 0)"))
         for prefix, slot, count in s["slots"]:
             print(f"  {prefix} slot {slot}: {count} connections")
     return 0
