@@ -30,7 +30,7 @@ def test_mlu_verb_zoo_gravity_and_repetita_file(zoo_installed: Path, repetita: P
     assert main(["mlu", "--topo", str(zoo_installed / "Abilene.gml"), "--topo",
                  str(src / "Sprint.graph"), "--no-progress", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "matrix: a gravity matrix drawn" in printed and "REPETITA .demands file" in printed
+    assert "matrix: a gravity matrix drawn" in printed and "the .demands file beside" in printed
     rows = _rows(out)
     assert {r["matrix"] for r in rows} == {"gravity", "Sprint.0000.demands"}
     assert len(rows) == 2 * 3 and all(r["status"] == "ok" for r in rows)

@@ -66,7 +66,8 @@ def _matrix_words(rows: Sequence[Mapping[str, Any]]) -> str:
     files = {k for k in kinds if k not in ("gravity", "uniform", "")}
     parts = []
     if files:
-        parts.append("REPETITA's demand matrices (.demands, the file's capacities and weights)")
+        parts.append("the demand matrices beside the topologies (.demands: REPETITA's or "
+                     "SNDlib's; the files' capacities and weights)")
     for g in ("gravity", "uniform"):
         if g in kinds:
             parts.append(f"{g} matrices scaled to ECMP's MLU = 1")
