@@ -193,6 +193,12 @@ def test_a_busy_machine_plans_with_what_is_left_by_hand(monkeypatch):
     falling = iter([0.9, 0.7, 0.5, 0.35, 0.2])
     monkeypatch.setattr(B, "busy_now", lambda seconds=0.5: next(falling))
     assert B.wait_quiet(timeout=30.0)[1] == pytest.approx(0.2)
+    # the environment's share instead of a measurement; refused when not a share
+    monkeypatch.setenv(B.BACKGROUND_ENV, "0.4")
+    assert B.background_share() == pytest.approx(0.4)
+    monkeypatch.setenv(B.BACKGROUND_ENV, "half")
+    with pytest.raises(UsageError, match="a share of the CPUs"):
+        B.background_share()
 
 
 def test_calibration_beside_other_work_by_hand():
@@ -218,20 +224,21 @@ def test_auto_falls_back_to_a_stated_rate(tmp_path, monkeypatch):
                        settings=T.ThroughputSettings(models=("ecmp", "sr")))
     unit = next(iter(exp.units(lambda m: None)))
     net = NetworkSettings(auto=True, link_mbps=10.0)
-    monkeypatch.setattr(T, "wait_quiet", lambda: (0.0, 1.0))
+    monkeypatch.delenv(B.BACKGROUND_ENV, raising=False)  # measured (here: mocked) background
+    monkeypatch.setattr(T, "background_share", lambda: 1.0)
     monkeypatch.setattr(T, "machine_calibration", lambda log, mtu, must: _cal(1e-5))
     c = exp._choose(unit, net, None, lambda m: None)
     assert c.link_mbps == B.FALLBACK_MBPS and "100% busy with other work" in c.reason \
         and "--link-mbps N" in c.reason
     monkeypatch.setattr(T, "machine_calibration", lambda log, mtu, must: None)  # no calibration
-    monkeypatch.setattr(T, "wait_quiet", lambda: (0.0, 0.0))
+    monkeypatch.setattr(T, "background_share", lambda: 0.0)
     c = exp._choose(unit, net, None, lambda m: None)
     assert c.link_mbps == B.FALLBACK_MBPS and c.reason.startswith("no calibration of this machine")
     # half busy: the plan of what is left (0.25 of the CPUs) against the idle plan (0.6)
     cal = _cal(2e-4)
     monkeypatch.setattr(T, "machine_calibration", lambda log, mtu, must: cal)
     idle = exp._choose(unit, net, None, lambda m: None)
-    monkeypatch.setattr(T, "wait_quiet", lambda: (0.0, 0.5))
+    monkeypatch.setattr(T, "background_share", lambda: 0.5)
     busy = exp._choose(unit, net, None, lambda m: None)
     assert busy.predicted_busy <= 0.25 + 1e-9 < idle.predicted_busy <= 0.6 + 1e-9
     assert "planned with 25% of the CPUs" in busy.reason and exp._background[unit.name] == 0.5

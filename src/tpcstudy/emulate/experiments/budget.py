@@ -72,7 +72,7 @@ from ..agent.client import cpu_times
 __all__ = ["Calibration", "RunCost", "Choice", "run_cost", "choose", "nice_floor",
            "calibration_path", "load_calibration", "save_calibration", "machine",
            "DEFAULT_BUDGET", "MAX_AUTO_MBPS", "MIN_AUTO_MBPS", "CPU_LIMIT", "FALLBACK_MBPS",
-           "budget_left", "wait_quiet", "busy_now"]
+           "budget_left", "wait_quiet", "busy_now", "background_share", "BACKGROUND_ENV"]
 
 #: Share of the machine's CPUs a run is planned to use (``--cpu-budget``).
 DEFAULT_BUDGET = 0.6
@@ -469,6 +469,26 @@ def wait_quiet(limit: float = QUIET, timeout: float = 60.0) -> Tuple[float, floa
         if len(last) == 4 and max(last) - min(last) < STEADY:
             return time.monotonic() - t0, sum(last) / len(last)
     return time.monotonic() - t0, seen[-1]
+
+
+#: Environment: the machine's other work as a share of its CPUs, instead of measuring it (the
+#: tests set 0: their plans must not depend on what else the machine runs).
+BACKGROUND_ENV = "TPCSTUDY_EMULATE_BACKGROUND"
+
+
+def background_share() -> float:
+    """The machine's busy share without our traffic: :data:`BACKGROUND_ENV` when set, else
+    measured (:func:`wait_quiet`)."""
+    fixed = os.environ.get(BACKGROUND_ENV)
+    if fixed:
+        try:
+            v = float(fixed)
+        except ValueError:
+            v = math.nan
+        if not 0.0 <= v <= 1.0:
+            raise UsageError(f"{BACKGROUND_ENV}={fixed!r}: a share of the CPUs in [0, 1]")
+        return v
+    return wait_quiet()[1]
 
 
 def budget_left(budget: float, background: float) -> Tuple[Optional[float], str]:

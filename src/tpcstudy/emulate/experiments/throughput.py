@@ -67,12 +67,12 @@ from .budget import (
     MAX_CONNECTIONS,
     MIN_AUTO_MBPS,
     Choice,
+    background_share,
     budget_left,
     choose,
     load_calibration,
     nice_floor,
     run_cost,
-    wait_quiet,
 )
 from .calibrate import machine_calibration
 from .harness import (
@@ -424,7 +424,7 @@ class Throughput(Experiment):
         budget, note = network.cpu_budget, ""
         if link_mbps is None:  # auto: plan with what the machine's other work leaves
             cal = machine_calibration(log, mtu=network.mtu, must=False)
-            _, background = wait_quiet()
+            background = background_share()
             self._background[unit.name] = background
             left, note = budget_left(network.cpu_budget, background)
             if cal is None or left is None:
