@@ -30,7 +30,7 @@ def test_mlu_verb_zoo_gravity_and_repetita_file(zoo_installed: Path, repetita: P
     assert main(["mlu", "--topo", str(zoo_installed / "Abilene.gml"), "--topo",
                  str(src / "Sprint.graph"), "--no-progress", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "matrix: a gravity matrix drawn" in printed and "REPETITA .demands file" in printed
+    assert "matrix: a gravity matrix drawn" in printed and "the .demands file beside" in printed
     rows = _rows(out)
     assert {r["matrix"] for r in rows} == {"gravity", "Sprint.0000.demands"}
     assert len(rows) == 2 * 3 and all(r["status"] == "ok" for r in rows)
@@ -90,3 +90,17 @@ def test_split_and_slug(tmp_path: Path):
     assert out_slug("zoo/Abilene") == "zoo-Abilene"
     assert out_slug(["zoo/Abilene", "repetita/unary/Sprint"]) == "Abilene+Sprint"
     assert out_slug([f"zoo/T{i:03d}" for i in range(20)]) == "20-topologies"
+
+
+def test_disjoint_prints_one_line_per_topology(repetita: Path, tmp_path: Path, capsys):
+    src = repetita / "2016TopologyZooUCL_inverseCapacity"
+    assert main(["disjoint", "--topo", f"{src / 'Abilene.graph'},{src / 'Sprint.graph'}",
+                 "--k", "1,4", "--no-progress", "--out", str(tmp_path / "dj")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    head = next(x for x in out if x.startswith("topology"))
+    assert head.split()[:6] == ["topology", "pairs", "max", "greedy", "k=1", "k=4"]
+    lines = [x for x in out if x.startswith(("Abilene ", "Sprint "))]
+    assert len(lines) == 2 and all(x.endswith(" ok") for x in lines)
+    rows = _rows(tmp_path / "dj")
+    ab = {r["method"] + r["k"]: float(r["mean_paths"]) for r in rows if r["topology"] == "Abilene"}
+    assert lines[0].split()[2:6] == [f"{ab[m]:.3f}" for m in ("max", "greedy", "sps1", "sps4")]

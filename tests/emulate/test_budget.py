@@ -177,3 +177,68 @@ def test_the_retry_rate_reads_the_rows_not_their_order(tmp_path):
         assert got is not None and got.link_mbps == 6.0
         assert exp._fitted[unit.name][0].reason.startswith(
             "CPU-bound at 10 Mbit/s (85% busy there: x 0.6 / 0.85)")
+
+
+def test_a_busy_machine_plans_with_what_is_left_by_hand(monkeypatch):
+    # idle enough: the budget as given; half busy: 0.8 - 0.5 - 0.05 = 0.25; 70 %: nothing left
+    assert B.budget_left(0.6, 0.1) == (0.6, "")
+    left, words = B.budget_left(0.6, 0.5)
+    assert left == pytest.approx(0.25) and "50% busy with other work: planned with 25%" in words
+    assert B.budget_left(0.6, 0.7)[0] is None
+    # a steady load (other work) ends the wait at once, with that load as the background
+    monkeypatch.setattr(B, "busy_now", lambda seconds=0.5: 0.52)
+    waited, busy = B.wait_quiet(timeout=30.0)
+    assert waited < 1.0 and busy == pytest.approx(0.52)
+    # a falling one (a torn-down network being freed) is waited for
+    falling = iter([0.9, 0.7, 0.5, 0.35, 0.2])
+    monkeypatch.setattr(B, "busy_now", lambda seconds=0.5: next(falling))
+    assert B.wait_quiet(timeout=30.0)[1] == pytest.approx(0.2)
+    # the environment's share instead of a measurement; refused when not a share
+    monkeypatch.setenv(B.BACKGROUND_ENV, "0.4")
+    assert B.background_share() == pytest.approx(0.4)
+    monkeypatch.setenv(B.BACKGROUND_ENV, "half")
+    with pytest.raises(UsageError, match="a share of the CPUs"):
+        B.background_share()
+
+
+def test_calibration_beside_other_work_by_hand():
+    # the machine 70 % busy before any traffic: busy = 0.7 + pps * 2e-5 / 2, usable up to
+    # 0.7 + 0.3 x 0.85 = 0.955 (against an idle machine's 85 %: one point, no line)
+    pts = [(5.0, 10000.0, 0.8), (8.0, 15000.0, 0.85), (10.0, 20000.0, 0.9),
+           (20.0, 30000.0, 1.0)]
+    with pytest.raises(EmulationError, match="1 usable points"):
+        fit(pts, 2)
+    cal = fit(pts, 2, background=0.7)
+    assert cal.seconds_per_packet == pytest.approx(2e-5) and cal.base_busy == pytest.approx(0.7)
+    with pytest.raises(EmulationError, match=r"--link-mbps N"):
+        fit(pts[-1:], 2, background=0.7)
+
+
+def test_auto_falls_back_to_a_stated_rate(tmp_path, monkeypatch):
+    from tpcstudy.emulate.experiments import throughput as T
+    from tpcstudy.emulate.experiments.harness import NetworkSettings
+
+    path = tmp_path / "ring.gml"
+    nx.write_gml(nx.relabel_nodes(nx.cycle_graph(5), str), path)
+    exp = T.Throughput(topo=str(path), heavy=[100.0], seeds=[0],
+                       settings=T.ThroughputSettings(models=("ecmp", "sr")))
+    unit = next(iter(exp.units(lambda m: None)))
+    net = NetworkSettings(auto=True, link_mbps=10.0)
+    monkeypatch.delenv(B.BACKGROUND_ENV, raising=False)  # measured (here: mocked) background
+    monkeypatch.setattr(T, "background_share", lambda: 1.0)
+    monkeypatch.setattr(T, "machine_calibration", lambda log, mtu, must: _cal(1e-5))
+    c = exp._choose(unit, net, None, lambda m: None)
+    assert c.link_mbps == B.FALLBACK_MBPS and "100% busy with other work" in c.reason \
+        and "--link-mbps N" in c.reason
+    monkeypatch.setattr(T, "machine_calibration", lambda log, mtu, must: None)  # no calibration
+    monkeypatch.setattr(T, "background_share", lambda: 0.0)
+    c = exp._choose(unit, net, None, lambda m: None)
+    assert c.link_mbps == B.FALLBACK_MBPS and c.reason.startswith("no calibration of this machine")
+    # half busy: the plan of what is left (0.25 of the CPUs) against the idle plan (0.6)
+    cal = _cal(2e-4)
+    monkeypatch.setattr(T, "machine_calibration", lambda log, mtu, must: cal)
+    idle = exp._choose(unit, net, None, lambda m: None)
+    monkeypatch.setattr(T, "background_share", lambda: 0.5)
+    busy = exp._choose(unit, net, None, lambda m: None)
+    assert busy.predicted_busy <= 0.25 + 1e-9 < idle.predicted_busy <= 0.6 + 1e-9
+    assert "planned with 25% of the CPUs" in busy.reason and exp._background[unit.name] == 0.5

@@ -33,7 +33,7 @@ def test_mlu_figure_one_colour_per_series_and_its_finding():
     title = fig._suptitle.get_text()
     # sr k=2 reaches mcf on A only, k=4 on both: the finding, from the study's summary
     assert "finding: sr k=2 = mcf on 1 of 2; sr k=4 = mcf on 2 of 2" in title
-    assert "2 topologies" in title and "REPETITA's demand matrices" in title
+    assert "2 topologies" in title and "the demand matrices beside the topologies" in title
     colours = {ln.get_label(): ln.get_color() for ln in fig.axes[1].lines}
     assert len(set(colours.values())) == len(colours) == 7
     mcf = [ln for ln in fig.axes[1].lines if ln.get_label() == "mcf"][0]

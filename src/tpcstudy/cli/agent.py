@@ -155,9 +155,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         c = s["counters"]
         swapped = (f", swapped in {s['swapped_at']} in {s['swap_ms']:.3f} ms (update "
                    f"{s['update_ms']:.2f} ms)" if s.get("swapped_at") else "")
+        counted = ", ".join(f"{k} {v}" for k, v in c.items() if v)
         print(f"{n} ({s['host']}, {s['entries']} destinations, policy {s['policy']}, table "
               f"generation {s['generation']}{swapped}): "
-              + ", ".join(f"{k} {v}" for k, v in c.items() if v))
+              + (counted or "no connection seen yet (every counter 0)"))
         for prefix, slot, count in s["slots"]:
             print(f"  {prefix} slot {slot}: {count} connections")
     return 1 if broken else 0

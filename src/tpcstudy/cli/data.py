@@ -36,8 +36,9 @@ def add_actions(dsub: Any, *, dataset_argument: bool) -> None:
                             "TPCSTUDY_REPETITA_MIRROR, else the pinned public source")
     fetch.add_argument("--force", action="store_true", help="re-install even if present")
     fetch.set_defaults(func=cmd_fetch)
-    where = dsub.add_parser("path", help="print where the data set is installed (exit 1 when "
-                                         "it is not)")
+    where = dsub.add_parser("path", aliases=["where"],
+                            help="print where the data set is installed (exit 1 when it is "
+                                 "not); 'where' is the same")
     name_arg(where)
     where.set_defaults(func=cmd_path)
     listing = dsub.add_parser("list", help="list the --topo names of the data set's topologies")

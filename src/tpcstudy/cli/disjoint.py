@@ -6,12 +6,12 @@ import argparse
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, Dict, List, Sequence
 
 from ..errors import UsageError
 from ..study.disjoint import DisjointConfig, format_summary, run_disjoint_study, summarize
 from ..study.executors import executor_scope
-from ..study.store import ERROR, STATUS
+from ..study.store import ERROR, STATUS, cell_number
 from .options import (
     add_executor_options,
     add_out_option,
@@ -59,6 +59,38 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_disjoint)
 
 
+#: Up to this many topologies, the study also prints one line per topology.
+INSTANCE_LINES = 12
+
+
+def format_instances(rows: Sequence[Dict[str, Any]]) -> str:
+    """One line per topology: the mean link-disjoint paths per pair of max, greedy and sps per
+    k, the pairs, the seconds and the status."""
+    by: Dict[str, Dict[str, Any]] = {}
+    ks: List[int] = []
+    for r in rows:
+        t = by.setdefault(str(r["topology"]), {"seconds": 0.0, "status": "ok", "pairs": ""})
+        sec = cell_number(r.get("seconds"))
+        t["seconds"] += sec or 0.0
+        if r.get(STATUS) not in (None, "", "ok"):
+            t["status"] = f"{r.get(STATUS)}: {str(r.get(ERROR) or '').splitlines()[:1]}"
+        method, k = str(r.get("method")), cell_number(r.get("k"))
+        if method == "sps" and k is not None:
+            ks.append(int(k))
+            method = f"k={int(k)}"
+        if method in ("max", "greedy") or method.startswith("k="):
+            t[method] = cell_number(r.get("mean_paths"))
+            t["pairs"] = r.get("pairs", t["pairs"])
+    cols = ["max", "greedy"] + [f"k={k}" for k in sorted(set(ks))]
+    lines = [f"{'topology':<22} {'pairs':>6} " + " ".join(f"{c:>6}" for c in cols)
+             + f" {'seconds':>8}  status   (mean link-disjoint paths per pair; k: sps)"]
+    for name, t in by.items():
+        vals = " ".join(f"{t[c]:>6.3f}" if t.get(c) is not None else f"{'-':>6}" for c in cols)
+        lines.append(f"{name[:22]:<22} {str(t['pairs']):>6} {vals} {t['seconds']:>8.2f}  "
+                     f"{t['status']}")
+    return "\n".join(lines)
+
+
 def cmd_disjoint(args: argparse.Namespace) -> int:
     apply_mirror(args)
     if args.seed < 0:
@@ -78,6 +110,9 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     if args.json:
         print_study_json(args.out)
     else:
+        if len({r["topology"] for r in rows}) <= INSTANCE_LINES:
+            print(format_instances(rows))
+            print("")
         print(format_summary(summarize(rows)))
         print("")
     if run.report():

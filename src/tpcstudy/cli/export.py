@@ -78,8 +78,36 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_export)
 
 
+def _check_inspected(path: str) -> None:
+    """A missing ``--inspect`` file: the error lists the files of that kind that are there
+    (REPETITA's routers are named ``3_Seattle``, so are their files: ``3_Seattle.bin``)."""
+    from pathlib import Path
+
+    from ..errors import InputFileError
+
+    p = Path(path)
+    if p.exists():
+        return
+    folder = p.parent
+    while not folder.is_dir() and folder != folder.parent and len(folder.parts) > 1 \
+            and folder.parent != p.parent.parent.parent:  # at most two levels up
+        folder = folder.parent
+    kind = p.suffix if p.suffix in (".bin", ".batch") else ".bin"
+    found = sorted(folder.glob(f"*{kind}")) if folder.is_dir() else []
+    if not found and folder.is_dir():  # the export's folder: its bpf-<variant>/ subfolders
+        found = sorted(folder.glob(f"bpf-*/*{kind}"))
+    near = [f for f in found if p.stem.lower() in f.stem.lower()]
+    shown = near or found
+    listing = ", ".join(str(f) for f in shown[:8]) + (f" and {len(shown) - 8} more"
+                                                      if len(shown) > 8 else "")
+    raise InputFileError(f"{path}: cannot read (No such file or directory)"
+                         + (f"; {'matching' if near else 'in ' + str(folder)}: {listing}"
+                            if shown else f"; no {kind} file in {folder}"))
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     if args.inspect:
+        _check_inspected(args.inspect)
         res = inspect_file(args.inspect, plan=args.plan)
         sys.stdout.write(json_text(res) if args.json else format_inspection(res))
         return 0

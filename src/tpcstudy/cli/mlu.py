@@ -36,6 +36,7 @@ from .options import (
     parse_list,
     print_study_json,
     resolve_out,
+    topo_specs,
 )
 
 __all__ = ["register", "cmd_mlu", "format_instances", "INSTANCE_LINES"]
@@ -99,6 +100,10 @@ def cmd_mlu(args: argparse.Namespace) -> int:
         print_study_json(args.out, aggregate=getattr(args, "aggregate", "topology"))
     else:
         print(matrices_line(rows))
+        if any(spec.split("/")[0] == "sndlib" for spec in topo_specs(args.topo)):
+            print("SNDlib (through topohub, which keeps no link capacity of SNDlib's): every "
+                  "link capacity 1, so MLUs are in the matrix's units per link; the reductions "
+                  "over ecmp are unit-free")
         if len({r["topology"] for r in rows}) <= INSTANCE_LINES:
             print(format_instances(rows))
         print(study_mlu.format_summary(study_mlu.summarize(rows)))
@@ -119,7 +124,8 @@ def matrices_line(rows: Sequence[Dict[str, Any]]) -> str:
                         "router's mass: its total link capacity x a lognormal draw of the seed), "
                         "scaled so that ECMP's MLU = 1",
              "uniform": "a uniform matrix (scaled to ECMP's MLU = 1)",
-             "file": "the REPETITA .demands file beside the topology, in the file's units",
+             "file": "the .demands file beside the topology (REPETITA's, or SNDlib's through "
+                     "topohub), in the file's units, with the file's capacities and weights",
              "": "no matrix (the row failed before one was read)"}
     parts = []
     for kind, names in by.items():

@@ -391,3 +391,8 @@ ZOO = _Zoo()
 REPETITA = _Repetita()
 #: Every data set by its ``--topo`` / ``data fetch`` name.
 DATASETS: Dict[str, Dataset] = {d.name: d for d in (ZOO, REPETITA)}
+
+# SNDlib (through the optional topohub package) is a Dataset of its own module
+from .sndlib import SNDLIB  # noqa: E402
+
+DATASETS[SNDLIB.name] = SNDLIB

@@ -87,6 +87,10 @@ def source_name(results: Any) -> str:
         return "Topology Zoo"
     if all(x.startswith("zoo/") for x in specs):
         return f"Topology Zoo {_names([x[4:] for x in specs])}"
+    if specs == ["sndlib"]:
+        return "SNDlib"
+    if all(x.startswith("sndlib/") for x in specs):
+        return f"SNDlib {_names([x[7:] for x in specs])}"
     if all("repetita" in x.lower() for x in specs):
         return f"REPETITA {_names([Path(x).name for x in specs])}"
     return _names([Path(x).name for x in specs])

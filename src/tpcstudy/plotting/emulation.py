@@ -66,8 +66,11 @@ def _err(values: Sequence[float], stat: str = "mean",
 
 
 def plain_log_ticks(axis: Any) -> None:
-    """Ticks of a log axis in plain numbers (0.05, 0.1, 0.2, 0.5, 1, 2, 5, ...; never 10^-1)."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    """Ticks of a log axis in plain numbers (0.05, 0.1, 0.2, 0.5, 1, 2, 5, ...; never 10^-1);
+    over more than three decades (the data drawn so far) one tick per decade."""
+    lo, hi = sorted(axis.get_data_interval())
+    wide = lo > 0 and math.isfinite(hi / lo) and hi / lo > 1e3
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
 

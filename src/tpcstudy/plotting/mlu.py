@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import statistics
+import textwrap
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from ..study.mlu import MLU_STUDY_MODELS, summarize
 from .common import COLORS, axes_for, caption, cdf, source_name
+from .emulation import plain_log_ticks
 
 __all__ = ["plot_mlu", "series_style"]
 
@@ -66,7 +68,8 @@ def _matrix_words(rows: Sequence[Mapping[str, Any]]) -> str:
     files = {k for k in kinds if k not in ("gravity", "uniform", "")}
     parts = []
     if files:
-        parts.append("REPETITA's demand matrices (.demands, the file's capacities and weights)")
+        parts.append("the demand matrices beside the topologies (.demands: REPETITA's or "
+                     "SNDlib's; the files' capacities and weights)")
     for g in ("gravity", "uniform"):
         if g in kinds:
             parts.append(f"{g} matrices scaled to ECMP's MLU = 1")
@@ -105,6 +108,10 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
         reach = summary.get(s, {}).get("reaches_mcf")
         cdf(b, [_f(r["mlu"]) for r in series[s]], color=c, ls=ls, lw=lw, zorder=z,
             label=s + (f" (= mcf on {reach}/{len(series[s])})" if reach is not None else ""))
+    mlus = [_f(r["mlu"]) for r in ok if _f(r["mlu"]) > 0]
+    if mlus and max(mlus) / min(mlus) > 50:  # e.g. SNDlib's matrices in their own units
+        b.set_xscale("log")
+        plain_log_ticks(b.xaxis)
     b.set_xlabel("maximum link utilisation (1 = the busiest link full)")
     b.set_ylabel("share of topologies (and draws)")
     b.set_title("MLU of each model (left = better)", fontsize=10)
@@ -127,10 +134,11 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
         src = source_name(rows) or "the topologies given"
         finding = [f"{s} = mcf on {summary[s]['reaches_mcf']} of {summary[s]['draws']}"
                    for s in names if s.startswith("sr k") and "reaches_mcf" in summary.get(s, {})]
-        fig.suptitle(f"Minimum MLU of a whole demand matrix: {src}, {n} "
-                     f"topolog{'y' if n == 1 else 'ies'}, {_matrix_words(ok)}"
-                     + (f"\nfinding: {'; '.join(finding)} (mcf: any routing, the bound)"
-                        if finding else ""), fontsize=11)
+        head = textwrap.wrap(f"Minimum MLU of a whole demand matrix: {src}, {n} "
+                             f"topolog{'y' if n == 1 else 'ies'}, {_matrix_words(ok)}",
+                             int(fig.get_figwidth() * 11))
+        fig.suptitle("\n".join(head + ([f"finding: {'; '.join(finding)} (mcf: any routing, "
+                                         "the bound)"] if finding else [])), fontsize=11)
     cfg: Dict[str, Any] = (getattr(rows, "config", {}) or {})
     rules = (f"capacities {cfg.get('capacity', '?')}, weights {cfg.get('weight', '?')}"
              if cfg.get("capacity") != "auto" else

@@ -19,11 +19,17 @@ A first version, one cost per data packet measured on the chain alone, under-pre
 large run: 8.8 us a data packet on the chain, 21-22 us on Cogentco (166 routers), 30 us on Kdl
 (680); Cogentco's veths sent 1.82 packets per data packet, at 10.3 us each.
 
-TCP reaches at most the LP, so the prediction is an upper bound. Whatever else runs on the
-machine is not in it (the calibration's idle load is recorded, not planned with: it changes from
-hour to hour); a run whose CPUs turn out busier than :data:`CPU_LIMIT` in all is CPU-bound and is
-measured again at the rate its reading says fits, or at half the rate when the CPUs were
-saturated (the harness, :meth:`~.throughput.Throughput.lower`). :func:`choose` inverts it: the largest link
+TCP reaches at most the LP, so the prediction is an upper bound. **Other work on the machine**
+(a shared server) is measured, not assumed away: before each network the machine's busy share
+with no traffic of ours (:func:`wait_quiet`, which returns once the load is quiet or steady) is
+the background, and the run is planned with what is left (:func:`budget_left`: the budget, at
+most :data:`CPU_LIMIT` less the background less a margin). With less than
+:data:`MIN_LEFT` of the CPUs left, or no calibration to be had (the sweep found no usable
+point), the run falls back to a stated conservative rate, :data:`FALLBACK_MBPS` per unit, and
+says so (``--link-mbps N`` chooses another). A run whose CPUs turn out busier than
+:data:`CPU_LIMIT` in all is CPU-bound and is measured again at the rate its reading says fits
+(the background not counted as the run's), or at half the rate when the CPUs were saturated
+(the harness, :meth:`~.throughput.Throughput.lower`). :func:`choose` inverts it: the largest link
 rate (at most :data:`MAX_AUTO_MBPS`, the emulator's old default, so small topologies run as
 before; rounded down to 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten) whose
 predicted share of the CPUs stays under the budget (``--cpu-budget``, default
@@ -66,7 +72,8 @@ from ..agent.client import cpu_times
 
 __all__ = ["Calibration", "RunCost", "Choice", "run_cost", "choose", "nice_floor",
            "calibration_path", "load_calibration", "save_calibration", "machine",
-           "DEFAULT_BUDGET", "MAX_AUTO_MBPS", "MIN_AUTO_MBPS", "CPU_LIMIT"]
+           "DEFAULT_BUDGET", "MAX_AUTO_MBPS", "MIN_AUTO_MBPS", "CPU_LIMIT", "FALLBACK_MBPS",
+           "budget_left", "wait_quiet", "busy_now", "background_share", "BACKGROUND_ENV"]
 
 #: Share of the machine's CPUs a run is planned to use (``--cpu-budget``).
 DEFAULT_BUDGET = 0.6
@@ -95,6 +102,13 @@ WINDOW_RANGE = (10.0, 120.0)
 MAX_CALIBRATION_BYTES = 1 << 20
 #: The file's format version.
 FORMAT = 1
+#: The rate ``auto`` falls back to when it cannot plan (no calibration, or the machine's other
+#: work leaves less than MIN_LEFT of the CPUs), Mbit/s per unit: a tenth of the highest auto rate.
+FALLBACK_MBPS = 1.0
+#: The least share of the CPUs a plan is made for (below: the fallback rate).
+MIN_LEFT = 0.1
+#: What a plan leaves between the background plus the run and CPU_LIMIT.
+MARGIN = 0.05
 
 
 # --------------------------------------------------------------------------- the machine
@@ -399,7 +413,7 @@ def choose(cost: RunCost, cal: Optional[Calibration], *, budget: float = DEFAULT
                 f" data packets/s even at {MIN_AUTO_MBPS:g} Mbit/s, more than {budget:.0%} of "
                 f"{cal.cpus} CPUs forward ({1 / each:.0f} packets/s per CPU at {routers} "
                 "routers): this run does not fit this machine (docs/emulation.md: past one "
-                "machine)")
+                "machine; --link-mbps N runs it at N Mbit/s per unit anyway)")
         link_mbps = nice_floor(min(rate, MAX_AUTO_MBPS))
         why.append(f"{cost.hop_units:.1f} unit-hops x {per_mbps / 1e3:.1f}k packets/s per "
                    f"Mbit/s at {1e-3 / each:.1f}k data packets/s per CPU ({routers} routers): "
@@ -438,15 +452,59 @@ def busy_now(seconds: float = 0.5) -> float:
     return 1.0 - (i1 - i0) / (t1 - t0) if t1 > t0 else 0.0
 
 
+#: Readings (of 0.5 s) within this of each other: a steady load, other work that will not end.
+STEADY = 0.08
+
+
 def wait_quiet(limit: float = QUIET, timeout: float = 60.0) -> Tuple[float, float]:
     """Wait until the machine is less than ``limit`` busy (the kernel frees a torn-down
-    network's namespaces in the background: Kdl's 680 keep it half busy for about 3 s), at most
-    ``timeout`` seconds. Returns ``(seconds waited, last busy share)``."""
+    network's namespaces in the background: Kdl's 680 keep it half busy for about 3 s), or
+    until its load is steady (four readings within :data:`STEADY`: other work, which waiting
+    will not end), at most ``timeout`` seconds. Returns ``(seconds waited, last busy share)``:
+    the background a run is planned with (:func:`budget_left`)."""
     t0 = time.monotonic()
-    busy = busy_now()
-    while busy >= limit and time.monotonic() - t0 < timeout:
-        busy = busy_now()
-    return time.monotonic() - t0, busy
+    seen = [busy_now()]
+    while seen[-1] >= limit and time.monotonic() - t0 < timeout:
+        seen.append(busy_now())
+        last = seen[-4:]
+        if len(last) == 4 and max(last) - min(last) < STEADY:
+            return time.monotonic() - t0, sum(last) / len(last)
+    return time.monotonic() - t0, seen[-1]
+
+
+#: Environment: the machine's other work as a share of its CPUs, instead of measuring it (the
+#: tests set 0: their plans must not depend on what else the machine runs).
+BACKGROUND_ENV = "TPCSTUDY_EMULATE_BACKGROUND"
+
+
+def background_share() -> float:
+    """The machine's busy share without our traffic: :data:`BACKGROUND_ENV` when set, else
+    measured (:func:`wait_quiet`)."""
+    fixed = os.environ.get(BACKGROUND_ENV)
+    if fixed:
+        try:
+            v = float(fixed)
+        except ValueError:
+            v = math.nan
+        if not 0.0 <= v <= 1.0:
+            raise UsageError(f"{BACKGROUND_ENV}={fixed!r}: a share of the CPUs in [0, 1]")
+        return v
+    return wait_quiet()[1]
+
+
+def budget_left(budget: float, background: float) -> Tuple[Optional[float], str]:
+    """The share of the CPUs a run may plan for beside ``background`` (the machine's busy share
+    without it): ``budget``, at most :data:`CPU_LIMIT` less the background less
+    :data:`MARGIN`; ``None`` when that is under :data:`MIN_LEFT`. With the words saying so."""
+    if not background >= QUIET:
+        return budget, ""
+    left = min(budget, CPU_LIMIT - background - MARGIN)
+    if left < MIN_LEFT:
+        return None, (f"the machine is {background:.0%} busy with other work, leaving under "
+                      f"{MIN_LEFT:.0%} of the CPUs")
+    return left, (f"the machine is {background:.0%} busy with other work: planned with "
+                  f"{left:.0%} of the CPUs (--cpu-budget {budget:.0%}, at most "
+                  f"{CPU_LIMIT:.0%} in all)")
 
 
 def now_utc() -> str:

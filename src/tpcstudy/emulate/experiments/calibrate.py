@@ -34,7 +34,9 @@ from ..network import kernel as _ns
 from ..network.lifecycle import Emulation, new_prefix
 from ..network.spec import network_spec
 from .budget import (
+    QUIET,
     Calibration,
+    busy_now,
     calibration_path,
     load_calibration,
     machine,
@@ -107,26 +109,37 @@ def measure_point(rate: float, *, routers: int = ROUTERS, connections: int = CON
     return float(rate), float(pps), float(tr.cpu_busy)
 
 
-def fit(points: Sequence[Tuple[float, float, float]], cpus: int, *, mtu: int = 1500
-        ) -> Calibration:
-    """The line through ``points`` (rate, packets/s, busy) as a :class:`Calibration`.
+def stop_busy(background: float = 0.0) -> float:
+    """The busy share past which a point is not used: :data:`STOP_BUSY`, or with the machine
+    ``background`` busy before any traffic, that share of what the background leaves."""
+    return max(STOP_BUSY, background + (1.0 - background) * STOP_BUSY)
+
+
+def fit(points: Sequence[Tuple[float, float, float]], cpus: int, *, mtu: int = 1500,
+        background: float = 0.0) -> Calibration:
+    """The line through ``points`` (rate, packets/s, busy) as a :class:`Calibration`; with the
+    machine ``background`` busy before any traffic (other work), the points below
+    :func:`stop_busy` of it: the line's slope is the cost of our packets on what is left.
 
     Raises
     ------
     EmulationError
-        Fewer than two points below :data:`STOP_BUSY`, or a cost that does not grow with the
-        traffic (another load on the machine drowned the measurement).
+        Fewer than two usable points, or a cost that does not grow with the traffic (another
+        load on the machine drowned the measurement); the message names ``--link-mbps N``.
     """
-    use = [p for p in points if p[2] < STOP_BUSY and p[1] > 0]
+    stop = stop_busy(background)
+    use = [p for p in points if p[2] < stop and p[1] > 0]
     if len(use) < 2:
-        raise EmulationError(f"calibration: {len(use)} usable points (need 2 below "
-                             f"{STOP_BUSY:.0%} busy): is the machine busy with other work?")
+        raise EmulationError(f"calibration: {len(use)} usable points (need 2 below {stop:.0%} "
+                             f"busy; the machine was {background:.0%} busy before any traffic): "
+                             "give the link rate yourself, --link-mbps N (e.g. 1)")
     x = np.asarray([p[1] for p in use])
     y = np.asarray([p[2] for p in use])
     slope, icpt = np.polyfit(x, y, 1)
     if not slope > 0:
         raise EmulationError("calibration: the machine's busy share does not grow with the "
-                             "traffic (other work on the machine?); measure again when it is idle")
+                             "traffic (other work on the machine?); measure again when it is "
+                             "idle, or give the link rate yourself, --link-mbps N (e.g. 1)")
     return Calibration(seconds_per_packet=float(slope * cpus), base_busy=float(max(0.0, icpt)),
                        cpus=cpus, mtu=mtu, machine=machine(),
                        points=tuple((float(a), float(b), float(c)) for a, b, c in points),
@@ -180,18 +193,22 @@ def calibrate(*, rates: Sequence[float] = RATES, mtu: int = 1500, log: Log = pri
     """Sweep ``rates`` (stopping at :data:`STOP_BUSY`) and fit (module docstring); with
     ``scale``, the cost on the grid too (:func:`measure_grid`)."""
     n = cpus or machine()["cpus"]
+    background = busy_now(1.0)
+    if background >= QUIET:
+        log(f"calibration: the machine is {background:.0%} busy before any traffic (other "
+            f"work): points up to {stop_busy(background):.0%} busy are used")
     points: List[Tuple[float, float, float]] = []
     for r in rates:
         points.append(measure_point(r, mtu=mtu, log=log, warmup=warmup, seconds=seconds))
-        if points[-1][2] >= STOP_BUSY:
+        if points[-1][2] >= stop_busy(background):
             break
-    cal = fit(points, n, mtu=mtu)
+    cal = fit(points, n, mtu=mtu, background=background)
     log(f"calibration: {cal.packets_per_core:,.0f} packets/s per CPU on the chain "
         f"({cal.seconds_per_packet * 1e6:.2f} us each), {cal.base_busy:.0%} busy with no "
         f"traffic, {n} CPUs")
     if scale:
         routers, every, data, busy = measure_grid(mtu=mtu, log=log)
-        if every > 0 and data > 0 and busy < STOP_BUSY:
+        if every > 0 and data > 0 and busy < stop_busy(background):
             each = max(cal.seconds_per_packet, (busy - cal.base_busy) * n / every)
             cal = dataclasses.replace(cal, routers=ROUTERS, scale_routers=routers,
                                       scale_seconds_per_packet=each,
@@ -204,15 +221,38 @@ def calibrate(*, rates: Sequence[float] = RATES, mtu: int = 1500, log: Log = pri
     return cal
 
 
-def machine_calibration(log: Log = print, *, mtu: int = 1500) -> Calibration:
+#: A calibration measured beside other work: used by this process, never stored (or None when
+#: it could not be measured; then not tried again).
+_UNSTORED: Dict[int, Optional[Calibration]] = {}
+
+
+def machine_calibration(log: Log = print, *, mtu: int = 1500,
+                        must: bool = True) -> Optional[Calibration]:
     """This machine's stored calibration, or a new one measured now (about a minute) and
-    stored (:func:`~.budget.calibration_path`)."""
+    stored (:func:`~.budget.calibration_path`). One measured beside other work (the machine
+    :data:`~.budget.QUIET` busy or more before any traffic) is used by this process and not
+    stored; one that cannot be measured raises (``must``) or gives ``None`` (said on ``log``;
+    the caller falls back to a stated rate)."""
     cal = load_calibration()
     if cal is not None:
         return cal
+    if mtu in _UNSTORED:
+        return _UNSTORED[mtu]
     log(f"no calibration of this machine in {calibration_path()}: measuring it now (a chain of "
         f"{ROUTERS} routers at up to {len(RATES)} link rates; 'tpcstudy emulate check "
         "--calibrate' does it alone)")
-    cal = calibrate(mtu=mtu, log=log)
+    try:
+        cal = calibrate(mtu=mtu, log=log)
+    except EmulationError as exc:
+        if must:
+            raise
+        log(f"{exc}")
+        _UNSTORED[mtu] = None
+        return None
+    if cal.base_busy >= QUIET:
+        log(f"calibration not stored: measured beside other work (the machine "
+            f"{cal.base_busy:.0%} busy with no traffic); used for this run only")
+        _UNSTORED[mtu] = cal
+        return cal
     log(f"calibration stored in {save_calibration(cal)}")
     return cal

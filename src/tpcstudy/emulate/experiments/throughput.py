@@ -64,9 +64,12 @@ from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptc
 from ..network.srh import srh_bytes
 from .bpf_placement import bpf_transfers
 from .budget import (
+    FALLBACK_MBPS,
     MAX_CONNECTIONS,
     MIN_AUTO_MBPS,
     Choice,
+    background_share,
+    budget_left,
     choose,
     load_calibration,
     nice_floor,
@@ -358,6 +361,7 @@ class Throughput(Experiment):
         self.arms = list(dict.fromkeys(self.settings.models))
         #: Per network, the settings chosen for it and the attempt (2: after a CPU-bound one).
         self._fitted: Dict[str, Tuple[Choice, int]] = {}
+        self._background: Dict[str, float] = {}  # per network: the machine's other work
         #: The LP solutions of the task being fitted and measured (one task kept).
         self._lps: Dict[str, Dict[str, Tuple[MaxFlowResult, str]]] = {}
 
@@ -409,13 +413,26 @@ class Throughput(Experiment):
         st = self.settings
         results = [r for t in unit.tasks for r, _ in self._solve(unit.topology, t).values()]
         cost = run_cost(unit.topology, results, float(np.min(unit.topology.arc_capacity)))
-        cal = machine_calibration(log, mtu=network.mtu) if link_mbps is None \
-            else load_calibration()
+        budget, note = network.cpu_budget, ""
+        if link_mbps is None:  # auto: plan with what the machine's other work leaves
+            cal = machine_calibration(log, mtu=network.mtu, must=False)
+            background = background_share()
+            self._background[unit.name] = background
+            left, note = budget_left(network.cpu_budget, background)
+            if cal is None or left is None:
+                link_mbps = FALLBACK_MBPS
+                note = (f"{note or 'no calibration of this machine'}: a conservative "
+                        f"{FALLBACK_MBPS:g} Mbit/s per unit (--link-mbps N sets another)")
+            else:
+                budget = left
+        else:
+            cal = load_calibration()
         per_pair = st.per_pair or max(t.args[1] for t in unit.tasks)
-        return choose(cost, cal, budget=network.cpu_budget, mtu=network.mtu,
-                      queue_ms=network.queue_ms, per_pair=per_pair, link_mbps=link_mbps,
-                      warmup=st.warmup, seconds=st.seconds, fixed_pairs=bool(st.per_pair),
-                      routers=unit.topology.num_nodes)
+        c = choose(cost, cal, budget=budget, mtu=network.mtu,
+                   queue_ms=network.queue_ms, per_pair=per_pair, link_mbps=link_mbps,
+                   warmup=st.warmup, seconds=st.seconds, fixed_pairs=bool(st.per_pair),
+                   routers=unit.topology.num_nodes)
+        return dataclasses.replace(c, reason=f"{note}; {c.reason}") if note else c
 
     def fit(self, unit: Unit, network: NetworkSettings, log: Log) -> NetworkSettings:
         """``--link-mbps auto``: the rate, window and connections of :mod:`.budget`; a rate
@@ -427,8 +444,10 @@ class Throughput(Experiment):
         c = self._choose(unit, network, None if network.auto else network.link_mbps, log)
         self._fitted[unit.name] = (c, 1)
         log(f"{unit.name}: {c.link_mbps:g} Mbit/s, {c.warmup:g} + {c.seconds:g} s, "
-            f"{c.per_pair} connections per pair, CPUs predicted {c.predicted_busy:.0%} busy: "
-            f"{c.reason}")
+            f"{c.per_pair} connections per pair, "
+            + (f"CPUs predicted {c.predicted_busy:.0%} busy: " if math.isfinite(c.predicted_busy)
+               else "CPUs not predicted (no calibration): ")
+            + f"{c.reason}")
         return dataclasses.replace(network, link_mbps=c.link_mbps)
 
     def lower(self, unit: Unit, network: NetworkSettings, log: Log,
@@ -444,9 +463,17 @@ class Throughput(Experiment):
         rates = [b for b in (num(r.get("link_mbps")) for r in ok) if math.isfinite(b) and b > 0]
         was = max(rates) if rates else network.link_mbps  # the rate measured (a resume may
         # have chosen another since)
-        if math.isfinite(busy) and 0 < busy < SATURATED:
-            rate = nice_floor(min(was * network.cpu_budget / busy, was * 0.8))
-            how = f"{busy:.0%} busy there: x {network.cpu_budget:g} / {busy:.2f}"
+        background = self._background.get(unit.name, 0.0)  # other work's share: not ours
+        own = busy - background if math.isfinite(busy) else busy
+        left, _ = budget_left(network.cpu_budget, background)
+        if left is None:  # the machine's other work fills it: a lower rate reads the same
+            log(f"{unit.name}: the CPUs were {busy:.0%} busy, {background:.0%} of it other work "
+                f"before the run: not measured again at a lower rate (the rows say cpu_busy)")
+            return None
+        if math.isfinite(own) and 0 < own and busy < SATURATED:
+            rate = nice_floor(min(was * left / own, was * 0.8))
+            how = (f"{busy:.0%} busy there: x {left:g} / {own:.2f}"
+                   + (f" (the {background:.0%} of other work not counted)" if background else ""))
         else:
             rate = nice_floor(was / 2)
             how = "saturated there: half the rate"
