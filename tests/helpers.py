@@ -7,6 +7,8 @@
 - synthetic study tasks (:func:`square_task`, ...): module-level, so worker processes can
   import them by name;
 - fuzzing helpers (:func:`mutated`, :func:`deadline`, :data:`FUZZ_SETTINGS`);
+- polling with a deadline where the kernel acts asynchronously (:func:`wait_until`,
+  :func:`listening`);
 - a small column-generation LP family (:func:`cg_instance`, :func:`column_generation`): every LP
   backend must reach the same optimum on it, and ``benchmarks/lp.py`` times HiGHS on it.
 """
@@ -273,6 +275,30 @@ def deadline(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def wait_until(check: Any, timeout: float, what: str, every: float = 0.05) -> Any:
+    """Poll ``check()`` until it returns something true (returned) or ``timeout`` seconds pass
+    (AssertionError saying ``what`` was awaited): for whatever the kernel or another process
+    does asynchronously, instead of a fixed sleep that is too short on a busy machine."""
+    end = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > end:
+            raise AssertionError(f"waited {timeout} s for {what}")
+        time.sleep(every)
+
+
+def listening(netns: str, port: int) -> bool:
+    """A TCP socket listens on ``port`` in network namespace ``netns`` (its /proc/net/tcp6)."""
+    from tpcstudy.emulate.network import kernel as N
+
+    with N.enter(netns):
+        with open("/proc/thread-self/net/tcp6") as fh:
+            rows = [line.split() for line in fh.read().splitlines()[1:]]
+    return any(r[3] == "0A" and int(r[1].rsplit(":", 1)[1], 16) == port for r in rows)
 
 
 @st.composite

@@ -8,6 +8,7 @@ import json
 import math
 
 import networkx as nx
+import numpy as np
 import pytest
 
 from tpcstudy import read_topology
@@ -103,6 +104,26 @@ def test_fit_by_hand():
         fit(pts[-1:], 2)
     with pytest.raises(EmulationError, match="does not grow"):
         fit([(10.0, 4000.0, 0.5), (20.0, 8000.0, 0.3)], 2)
+
+
+def test_fit_refuses_what_other_work_on_the_machine_made():
+    """Synthetic readings (issue 44: a real one fitted 4.9e-8 s per packet, 20 M packets/s per
+    CPU, from two points that other work had moved): a fit outside the plausible costs, or a
+    point far off the line, is an error saying to measure again, never a calibration stored."""
+    rng = np.random.default_rng(3)
+    for cost in (2e-6, 2e-5, 3e-4):  # a clean machine: the cost comes back, any plausible one
+        pps = np.array([2000.0, 4000.0, 8000.0, 16000.0]) * (2e-5 / cost)
+        busy = 0.03 + pps * cost / 2 + rng.normal(0, 0.005, 4)
+        cal = fit([(r, p, b) for r, p, b in zip((5.0, 10.0, 20.0, 40.0), pps, busy)], 2)
+        assert cal.seconds_per_packet == pytest.approx(cost, rel=0.15)
+    # the reported failure: busy dominated by other work, barely moving with 4x the packets
+    with pytest.raises(EmulationError, match="not plausible"):
+        fit([(5.0, 8300.0, 0.6100), (20.0, 33000.0, 0.6106)], 2)
+    with pytest.raises(EmulationError, match="not plausible"):  # 500 packets/s per CPU
+        fit([(5.0, 100.0, 0.1), (20.0, 400.0, 0.7)], 2)
+    with pytest.raises(EmulationError, match="off the fitted line"):  # a burst of other work
+        fit([(5.0, 4000.0, 0.08), (10.0, 8000.0, 0.45), (20.0, 16000.0, 0.20),
+             (40.0, 32000.0, 0.36)], 2)
 
 
 def test_calibration_file_round_trip_and_refusals(tmp_path):

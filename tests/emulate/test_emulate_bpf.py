@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,8 @@ from tpcstudy.emulate.network import kernel as N
 from tpcstudy.emulate.network.launch import launch_argv
 from tpcstudy.emulate.network.lifecycle import Emulation, cgroup_base, new_prefix, read_records
 from tpcstudy.emulate.network.spec import network_spec
+
+from helpers import listening, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("emulator", "emulation_guard")]
 ENV = dict(os.environ, PYTHONSAFEPATH="1", MPLBACKEND="Agg")
@@ -143,7 +144,8 @@ def test_an_unmodified_program_uses_the_table(abilene):
                                        [sys.executable, "-m", "http.server", "8080", "--bind",
                                         str(spec.host("New York"))]),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-        time.sleep(1.0)
+        wait_until(lambda: listening(spec.router("New York").netns, 8080), 30,
+                   "the http.server to listen")
         url = f"http://[{spec.host('New York')}]:8080/"
         client = subprocess.run(launch_argv(spec.router("Seattle").netns,
                                             str(emu.cgroup("Seattle")),
@@ -192,34 +194,63 @@ def test_in_kernel_nrto_changer(tmp_path):
         assert int(r["moves"]) >= 1
 
 
+def _program_ids() -> set:
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout
+    return {p["id"] for p in json.loads(out or "[]")}
+
+
+def _programs_of(prefix: str) -> dict:
+    """``{program id: "sock_ops" | "tc"}`` attached to the run's cgroups and namespaces."""
+    found = {}
+    base = cgroup_base(prefix)
+    try:
+        cgroups = [base, *(d for d in base.rglob("*") if d.is_dir())]
+    except OSError:
+        cgroups = []
+    for cg in cgroups:
+        out = subprocess.run(["bpftool", "-j", "cgroup", "show", str(cg)], capture_output=True,
+                             text=True).stdout
+        for a in json.loads(out or "[]") if out.strip().startswith("[") else []:
+            if a.get("attach_type") in ("sock_ops", "cgroup_sock_ops"):
+                found[a["id"]] = "sock_ops"
+    for ns in N.list_namespaces(prefix):
+        out = subprocess.run(["ip", "netns", "exec", ns, "bpftool", "-j", "net", "show"],
+                             capture_output=True, text=True).stdout
+        for block in json.loads(out or "[]") if out.strip().startswith("[") else []:
+            for a in block.get("tc", []):
+                found[a.get("prog_id", a.get("id"))] = "tc"
+    return found
+
+
 def test_sigkill_then_clean_removes_the_agents_cgroups(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "tpcstudy", "emulate", "--scenario",
                              "six-paths", "--agent", "bpf", "--models", "sr", "--seconds", "30"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
-        deadline = time.monotonic() + 60
-        rec = None
-        while time.monotonic() < deadline:
+        def started():  # a busy machine may take minutes to build the network: polled
+            assert proc.poll() is None, f"the run ended early: {proc.stderr.read()[-2000:]}"
             rec = next((r for r in read_records() if r.get("cgroups")), None)
             if rec and cgroup_base(rec["prefix"]).is_dir() and any(
                     cgroup_base(rec["prefix"]).iterdir()):
-                break
-            time.sleep(0.2)
-        assert rec is not None, proc.stderr.read() if proc.poll() is not None else "no record"
-        time.sleep(1.0)  # the agents are loaded and the traffic runs
+                return rec
+            return None
+
+        rec = wait_until(started, 300, "the run's record and cgroups", every=0.2)
+        prefix = rec["prefix"]
+        # the agents are loaded (sock_ops on the hosts' cgroups, tc egress in the namespaces)
+        ours = wait_until(lambda: _programs_of(prefix) if {"sock_ops", "tc"} <= set(
+            _programs_of(prefix).values()) else None, 300, "the agents' programs", every=0.2)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        prefix = rec["prefix"]
         assert N.list_namespaces(prefix) and cgroup_base(prefix).is_dir()  # no teardown ran
         c = _cli("emulate", "clean")
         assert c.returncode == 0, c.stderr
         assert N.list_namespaces(prefix) == [] and not cgroup_base(prefix).exists()
-        time.sleep(1.0)  # programs are freed after an RCU grace period
-        progs = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
-                               text=True).stdout
-        still = [p for p in json.loads(progs or "[]") if p.get("name") in ("tpc_sockops",
-                                                                          "tpc_egress")]
-        assert still == [], still  # the kernel freed them with their last attachment
+        # the kernel frees a program after an RCU grace period once its last attachment goes
+        # (asynchronously: polled, up to 30 s on a busy machine); only this run's programs
+        # count, by id: another run's agents may be loaded meanwhile
+        wait_until(lambda: not set(ours) & _program_ids(), 30,
+                   f"the kernel to free this run's programs {sorted(ours)}")
     finally:
         proc.kill()
         proc.wait()

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,6 +16,8 @@ from tpcstudy import path_table, prune, read_plan, read_topology, write_paths
 from tpcstudy.emulate import Network
 from tpcstudy.emulate.network import kernel as N
 from tpcstudy.emulate.network.lifecycle import cgroup_base, read_records
+
+from helpers import listening, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("emulator", "emulation_guard")]
 ENV = dict(os.environ, PYTHONSAFEPATH="1")
@@ -69,7 +70,8 @@ def test_up_exec_watch_down(table, install):
                                 "n = 0\nwhile True:\n b = c.recv(65536)\n if not b: break\n"
                                 " n += len(b)\nprint(n)"], stdout=subprocess.PIPE, text=True,
                                env=ENV)
-        time.sleep(1.0)
+        ny_ns = next(x for x in rec["routers"] if x["name"] == "New York")["netns"]
+        wait_until(lambda: listening(ny_ns, 9000), 30, "the server to listen")
         watch = subprocess.Popen([sys.executable, "-m", "tpcstudy", "emulate", "watch", name,
                                   "--json", "--interval", "0.5", "--count", "6"],
                                  stdout=subprocess.PIPE, text=True, env=ENV)
@@ -117,7 +119,7 @@ def test_up_exec_watch_down(table, install):
     assert not [r for r in read_records() if r.get("name") == name]
 
 
-def test_down_of_a_half_gone_network_and_clean_keeps_live_ones(table):
+def test_down_of_a_half_gone_network_and_clean_keeps_live_ones(table, tmp_path):
     p = _cli("up", "--topo", "zoo/Abilene", "--name", "half")
     assert p.returncode == 0, p.stderr
     keep = _cli("up", "--topo", "zoo/Abilene", "--name", "keeper")
@@ -130,16 +132,18 @@ def test_down_of_a_half_gone_network_and_clean_keeps_live_ones(table):
         assert d.returncode == 0, d.stderr
         assert N.list_namespaces(half["prefix"]) == []
         # a SIGKILLed run beside the live network: clean removes it, keeps 'keeper'
-        run = subprocess.Popen([sys.executable, "-m", "tpcstudy", "emulate", "--scenario",
-                                "six-paths", "--models", "ecmp", "--seconds", "30"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-        deadline = time.monotonic() + 60
-        dead = None
-        while time.monotonic() < deadline and dead is None:
-            dead = next((r for r in read_records() if r.get("kind") != "up"
+        err = tmp_path / "run.err"
+        with open(err, "w") as fh:
+            run = subprocess.Popen([sys.executable, "-m", "tpcstudy", "emulate", "--scenario",
+                                    "six-paths", "--models", "ecmp", "--seconds", "30"],
+                                   stdout=subprocess.DEVNULL, stderr=fh, env=ENV)
+
+        def built():  # its 16 namespaces are up (a busy machine may take minutes: polled)
+            assert run.poll() is None, f"the run ended early: {err.read_text()[-2000:]}"
+            return next((r for r in read_records() if r.get("kind") != "up"
                          and len(N.list_namespaces(r["prefix"])) == 16), None)
-            time.sleep(0.2)
-        assert dead is not None
+
+        dead = wait_until(built, 300, "the run's 16 namespaces", every=0.2)
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=30)
         c = _cli("clean")
@@ -166,7 +170,8 @@ def test_the_python_api(table):
                                      "import socket; s = socket.socket(socket.AF_INET6); "
                                      f"s.bind(('{net.host('New York')}', 9001)); s.listen(1); "
                                      "c, _ = s.accept()\nwhile c.recv(65536): pass"])
-        time.sleep(1.0)
+        wait_until(lambda: listening(net.spec.router("New York").netns, 9001), 30,
+                   "the server to listen")
         net.exec("Seattle", [sys.executable, "-c",
                              "import socket; s = socket.socket(socket.AF_INET6); "
                              f"s.connect(('{net.host('New York')}', 9001)); "

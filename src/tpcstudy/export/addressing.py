@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 from ..errors import PlanError
+from ..io.bounded import read_bounded_text
 from ..topology import Topology
 
 __all__ = ["AddressPlan", "default_plan", "read_plan", "plan_from_dict",
@@ -231,6 +232,10 @@ def plan_from_dict(data: Any, *, where: str = "plan") -> AddressPlan:
                        rule=str(data.get("rule") or ""))
 
 
+#: Largest plan file read: a loopback and a few prefixes per router (100,000 routers: about 10 MiB).
+MAX_PLAN_BYTES = 64 << 20
+
+
 def read_plan(path: Union[str, os.PathLike]) -> AddressPlan:
     """Read a user plan: ``{"loopbacks": {router: addr}, "prefixes": {router: [prefix, ...]}}``.
 
@@ -238,15 +243,16 @@ def read_plan(path: Union[str, os.PathLike]) -> AddressPlan:
     set. Errors (:class:`PlanError`) name the file and the bad value.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlanError(str(p), f"cannot read the plan ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise PlanError(str(p), f"not UTF-8 text (byte {exc.start}: "
-                        f"{exc.object[exc.start:exc.start + 1]!r})") from None
+
+    def refused(file: str, line: Optional[int], what: str) -> Exception:
+        return PlanError(file if line is None else f"{file}:{line}", what)
+
+    # bounded: a regular file of at most MAX_PLAN_BYTES (a FIFO or a device is said so)
+    text = read_bounded_text(p, MAX_PLAN_BYTES, what="plan", error=refused)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PlanError(f"{p}:{exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise PlanError(str(p), "JSON nested too deep (no plan is)") from None
     return plan_from_dict(data, where=str(p))

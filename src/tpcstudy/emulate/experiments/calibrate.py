@@ -56,6 +56,12 @@ ROUTERS = 5
 CONNECTIONS = 4
 #: The sweep stops once the machine is this busy (the points past it are not linear).
 STOP_BUSY = 0.85
+#: Plausible costs of one veth transmission, seconds: a fit outside says the busy share moved
+#: with other work, not with the traffic (10 million packets/s per CPU is beyond any kernel's
+#: forwarding through namespaces and HTB; 1,000 is a machine too busy to measure).
+PLAUSIBLE_SECONDS_PER_PACKET = (1e-7, 1e-3)
+#: Worst distance of a point from the fitted line (busy share) with three points or more.
+MAX_RESIDUAL = 0.1
 #: The large network: a GRID_SIDE x GRID_SIDE grid of routers, at GRID_MBPS per link.
 GRID_SIDE = 15
 GRID = GRID_SIDE * GRID_SIDE
@@ -124,8 +130,11 @@ def fit(points: Sequence[Tuple[float, float, float]], cpus: int, *, mtu: int = 1
     Raises
     ------
     EmulationError
-        Fewer than two usable points, or a cost that does not grow with the traffic (another
-        load on the machine drowned the measurement); the message names ``--link-mbps N``.
+        Fewer than two usable points, a cost that does not grow with the traffic, a cost
+        outside :data:`PLAUSIBLE_SECONDS_PER_PACKET`, or points further than
+        :data:`MAX_RESIDUAL` from the line (another load on the machine drowned the
+        measurement: a calibration planned with it would choose rates this machine cannot
+        carry); the message names ``--link-mbps N``.
     """
     stop = stop_busy(background)
     use = [p for p in points if p[2] < stop and p[1] > 0]
@@ -140,7 +149,20 @@ def fit(points: Sequence[Tuple[float, float, float]], cpus: int, *, mtu: int = 1
         raise EmulationError("calibration: the machine's busy share does not grow with the "
                              "traffic (other work on the machine?); measure again when it is "
                              "idle, or give the link rate yourself, --link-mbps N (e.g. 1)")
-    return Calibration(seconds_per_packet=float(slope * cpus), base_busy=float(max(0.0, icpt)),
+    cost = float(slope * cpus)
+    low, high = PLAUSIBLE_SECONDS_PER_PACKET
+    if not low <= cost <= high:
+        raise EmulationError(f"calibration: a cost of {cost:.2g} s per packet "
+                             f"({1 / cost:,.0f} packets/s per CPU) is not plausible (between "
+                             f"{low:g} and {high:g} s): the busy share moved with other work on "
+                             "the machine; measure again when it is idle, or give the link rate "
+                             "yourself, --link-mbps N (e.g. 1)")
+    worst = float(np.max(np.abs(y - (icpt + slope * x))))
+    if worst > MAX_RESIDUAL:
+        raise EmulationError(f"calibration: a point lies {worst:.0%} busy off the fitted line "
+                             "(other work on the machine?); measure again when it is idle, or "
+                             "give the link rate yourself, --link-mbps N (e.g. 1)")
+    return Calibration(seconds_per_packet=cost, base_busy=float(max(0.0, icpt)),
                        cpus=cpus, mtu=mtu, machine=machine(),
                        points=tuple((float(a), float(b), float(c)) for a, b, c in points),
                        measured=now_utc())
