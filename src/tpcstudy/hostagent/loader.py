@@ -68,7 +68,7 @@ MAP_ENTRIES = 1024
 #: The programs and this agent's own maps (besides the table), as pinned and as named.
 PROGRAMS = ("tpc_sockops", "tpc_egress", "tpc_probe")
 OWN_MAPS = ("tpc_config", "tpc_conns", "tpc_stats", "tpc_slot_use", "tpc_wrr", "tpc_scratch",
-            "tpc_pkt_srh", "tpc_tables", "tpc_gen")
+            "tpc_pkt_srh", "tpc_tables", "tpc_gen", "tpc_standby")
 _OUR_MAPS = OWN_MAPS
 #: tc filter priority of the egress program (each agent under its own handle).
 PREF = 49
@@ -200,7 +200,7 @@ def _records_hex(records: Sequence[Tuple[bytes, bytes]]) -> str:
 def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = None,
          netns: Optional[str] = None, interfaces: Optional[Sequence[str]] = None,
          mtu: Optional[int] = None, private: bool = False, name: Optional[str] = None,
-         pins: str = DEFAULT_PINS, on_update: str = "repath",
+         pins: str = DEFAULT_PINS, on_update: str = "repath", srh_room: str = "path",
          keep_record: bool = False) -> Install:
     """Install the agent for ``host`` (module docstring)."""
     policy = (policy or M.Policy()).check()
@@ -225,13 +225,15 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = No
     if not chosen:
         raise UsageError(f"no interface up in {netns or 'this namespace'} to attach to")
     the_mtu = int(mtu or min(m for _, m in chosen))
-    cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records), on_update=on_update)
+    cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records), on_update=on_update,
+                         room=srh_room)
     obj = object_for(variant.value_size)
     prog_dir = f"{pins.rstrip('/')}/{name}"
     inst = Install(name=name, host=host, table=str(table), variant=variant.name,
                    value_size=variant.value_size, entries=len(records),
                    policy=policy.describe(), mtu=the_mtu, cgroup=str(cg), netns=netns,
-                   interfaces=[n for n, _ in chosen], private=private, on_update=on_update)
+                   interfaces=[n for n, _ in chosen], private=private, on_update=on_update,
+                   srh_room=srh_room)
     if private:
         _load_private(inst, obj, prog_dir, records, cfg, cg)
         return inst
@@ -330,6 +332,7 @@ def _load_private(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: by
     handles = {dev: _free_handle(inst.netns, dev) for dev in inst.interfaces}
     existing = {dev: _qdiscs(inst.netns, dev) for dev in inst.interfaces}
     steps: List[List[str]] = [
+        ["mkdir", prog_dir],
         ["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", maps_dir],
         ["expect-value-size", f"{maps_dir}/{table}", str(inst.value_size)],
         ["fill", f"{maps_dir}/{table}", _records_hex(records)],
@@ -351,7 +354,8 @@ def _load_private(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: by
                       f"{prog_dir}/tpc_egress"])
         inst.filters.append({"dev": dev, "handle": handles[dev]})
     outs = run_steps(steps, private=True)
-    shown = outs[5:5 + len(PROGRAMS) + 1 + len(OWN_MAPS)]
+    first = next(i for i, st in enumerate(steps) if st[:3] == ["bpftool", "-j", "prog"])
+    shown = outs[first:first + len(PROGRAMS) + 1 + len(OWN_MAPS)]
     inst.prog_ids = {p: json.loads(s)["id"] for p, s in zip(PROGRAMS, shown)}
     inst.map_ids = {m: json.loads(s)["id"] for m, s in zip((table, *OWN_MAPS),
                                                            shown[len(PROGRAMS):])}
@@ -520,9 +524,11 @@ def _open_own_map(inst: Install, name: str) -> bpfsys.Fd:
 
 
 def current_table(inst: Install) -> int:
-    """The id of the table map ``tpc_tables`` holds now."""
+    """The id of the table in use: ``tpc_tables[generation & 1]``."""
+    with _open_own_map(inst, "tpc_gen") as fd:
+        gen = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
     with _open_own_map(inst, "tpc_tables") as fd:
-        return int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
+        return int.from_bytes(bpfsys.lookup(fd, (gen & 1).to_bytes(4, "little"), 4), "little")
 
 
 def status(inst: Install) -> Dict[str, Any]:
@@ -540,7 +546,8 @@ def status(inst: Install) -> Dict[str, Any]:
         gen = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
     return {"counters": M.decode_stats(stats), "slots": use, "entries": entries,
             "generation": gen, "table_map_id": table, "swapped_at": inst.swapped_at,
-            "swap_ms": inst.swap_ms, "update_ms": inst.update_ms, "updates": inst.updates,
+            "swap_ms": inst.swap_ms, "update_ms": inst.update_ms,
+            "cleanup_ms": inst.cleanup_ms, "updates": inst.updates,
             "on_update": inst.on_update, "prog_ids": dict(inst.prog_ids),
             "map_ids": dict(inst.map_ids, **{VARIANTS[inst.variant].map_name: table})}
 
@@ -555,12 +562,10 @@ def reconfigure(inst: Install, *, policy: Optional[M.Policy] = None,
 
         swap_table(inst, list(records))
     if policy is not None:
-        with _open_own_map(inst, "tpc_tables") as fd:
-            table = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
-        with bpfsys.map_by_id(table) as fd:
+        with bpfsys.map_by_id(current_table(inst)) as fd:
             recs = [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]
         cfg = M.config_bytes(policy, mtu=inst.mtu, max_srh=_max_srh(recs),
-                             on_update=inst.on_update)
+                             on_update=inst.on_update, room=inst.srh_room)
         with _open_own_map(inst, "tpc_config") as fd:
             bpfsys.update(fd, bytes(4), cfg)
         with _open_own_map(inst, "tpc_wrr") as fd:

@@ -81,10 +81,12 @@ class Install:
     prog_ids: Dict[str, int] = dataclasses.field(default_factory=dict)
     map_ids: Dict[str, int] = dataclasses.field(default_factory=dict)
     on_update: str = "repath"
+    srh_room: str = "path"            # path | entry (maps.ROOMS)
     generation: int = 0               # the table in use (1: the one loaded)
     swapped_at: Optional[str] = None  # when the last update swapped it in (UTC)
     swap_ms: Optional[float] = None   # the swap itself (one map update)
-    update_ms: Optional[float] = None  # the whole update: new table made, filled, swapped
+    update_ms: Optional[float] = None  # the update: standby filled, swapped
+    cleanup_ms: Optional[float] = None  # after the swap: grace period, old table emptied
     updates: int = 0
 
     def to_json(self) -> Dict[str, Any]:
@@ -110,7 +112,7 @@ class Install:
                  "private": bool, "state": str, "pid": int, "started": (int, float),
                  "pin_dir": str, "pin_dir_ino": int, "cgroups_created": list,
                  "clsact_created": list, "filters": list, "prog_ids": dict, "map_ids": dict,
-                 "on_update": str, "generation": int, "updates": int}
+                 "on_update": str, "srh_room": str, "generation": int, "updates": int}
         said: Dict[Any, str] = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
                 dict: "an object", (int, float): "a number"}
         for k, t in kinds.items():
@@ -123,6 +125,9 @@ class Install:
             raise UsageError(f"{where}: netns is not a name")
         if not name_ok(doc["name"]):
             raise UsageError(f"{where}: agent name {doc['name'][:40]!r}")
+        if doc.get("srh_room", "path") not in ("path", "entry") or doc.get(
+                "on_update", "repath") not in ("repath", "keep"):
+            raise UsageError(f"{where}: srh_room or on_update is none of the choices")
         if doc.get("state", "loading") not in ("loading", "loaded"):
             raise UsageError(f"{where}: state {str(doc['state'])[:20]!r}")
         for k in ("prog_ids", "map_ids"):
