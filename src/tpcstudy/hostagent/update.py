@@ -39,7 +39,6 @@ import time
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from ..errors import HostAgentError, UsageError
-from ..export import VARIANTS
 from ..export.layout import SLOT_SIZE, SLOTS_OFFSET
 from . import bpfsys
 from . import maps as M
