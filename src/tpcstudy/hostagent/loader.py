@@ -8,8 +8,8 @@
 2. the cgroup (and any missing parent), created if missing;
 3. the object of the table's layout (:func:`~.program.object_for`), loaded with everything
    pinned in a folder of its own (``<pins>/NAME/``: the programs, ``maps/``): nothing is pinned
-   outside it, so two agents never share a pin; the table map is the first inner map of
-   ``tpc_tables`` (map-in-map: :mod:`~.update` swaps a whole new table in with one update);
+   outside it, so two agents never share a pin; the table map is one of the two tables of
+   ``tpc_tables`` (:mod:`~.update` fills the other and swaps with one map update);
 4. the records into the table (one ``bpf(BPF_MAP_UPDATE_BATCH)``), the policy and the MTU
    into ``tpc_config``, generation 1 into ``tpc_gen``;
 5. the sockops program attached to the cgroup, the tc program to the egress of each interface
