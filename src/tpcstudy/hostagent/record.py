@@ -173,15 +173,24 @@ def create(inst: Install) -> Path:
     path = _path(inst.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     inst.pid, inst.started = os.getpid(), time.time()
+    # written whole under a temporary name, then linked to its own (link refuses an existing
+    # name): the record appears complete or not at all, and only once
+    tmp = path.parent / f".{path.name}.p{os.getpid()}.new.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644)
-    except FileExistsError:
-        raise UsageError(f"an agent named {inst.name!r} is loaded already (or its load was "
-                         f"interrupted): tpcstudy agent unload {inst.name}, or give --name"
-                         ) from None
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(inst.to_json(), indent=1) + "\n")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(inst.to_json(), indent=1) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise UsageError(f"an agent named {inst.name!r} is loaded already (or its load was "
+                             f"interrupted): tpcstudy agent unload {inst.name}, or give --name"
+                             ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 
