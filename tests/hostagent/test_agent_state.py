@@ -181,7 +181,7 @@ for i, (what, pred) in enumerate(TARGETS[:ARGS["kills"]]):
     un = cli("agent", "unload", name) if rec is not None else None
     OUT["runs"].append({"target": what, "hit": hit or pred is None, "at": rec and rec["state"],
         "listed": listed, "status_rc": st.returncode, "unload_rc": un and un.returncode,
-        "unload_out": un and (un.stdout + un.stderr)[-600:], "left": state()})
+        "unload_out": un and (un.stdout + un.stderr)[:2000], "left": state()})
 """
 
 
@@ -193,7 +193,12 @@ def test_ten_kills_during_load_then_unload_leave_nothing(table):
     out = run(_KILLS, table, kills=10, timeout=600)
     for r in out["runs"]:
         left = r["left"]
-        print(f"{r['target']:>24}: record {r['at']}, unload: {r['unload_out']!r:.160}")
+        said = (r["unload_out"] or "").partition("removed ")[2].strip()
+        kinds = [x.split(" on ")[0].split(" /")[0] if not x.startswith("/") else "pin"
+                 for x in said.split(", ")] if said and not said.startswith("nothing") else []
+        print(f"{r['target']:>24}: record {r['at'] or 'none'}; unload removed "
+              + (", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds)) or "nothing")
+              + "; left: nothing")
         assert r["hit"], r  # the load reached that step before it was killed
         assert left["pins"] == [], r
         assert left["cgroups"] == [], r

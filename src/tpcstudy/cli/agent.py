@@ -63,6 +63,10 @@ def register(sub: Any) -> None:
                     help="after 'agent update', a connection whose path the new table removed "
                          "moves to its entry's first valid path at once (repath) or at its "
                          "next RTO (keep) (default repath)")
+    ld.add_argument("--srh-room", default="entry", choices=("entry", "path"),
+                    help="the SRH bytes a connection's MSS leaves room for: its entry's longest "
+                         "path (it can then move to any path of its entry: NRTOChanger, 'agent "
+                         "update'), or its own path's (default entry)")
     ld.set_defaults(func=cmd_load)
     up = acts.add_parser("update", help="swap a new table in while the programs stay attached")
     up.add_argument("name")
@@ -102,7 +106,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         else None
     inst = loader.load(args.table, args.host, args.cgroup, policy=policy, netns=args.netns,
                        interfaces=ifaces, mtu=args.mtu, name=name, on_update=args.on_update,
-                       keep_record=True)
+                       srh_room=args.srh_room, keep_record=True)
     path = loader.state_dir() / f"{inst.name}.json"
     print(f"{inst.name}: {inst.entries} destinations ({inst.variant}, {inst.value_size}-byte "
           f"values) for {inst.host}; policy {inst.policy}; sockops on {inst.cgroup}; tc egress "
@@ -200,7 +204,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     inst.table = str(args.table)
     loader.save(inst)
     doc = {"name": inst.name, "generation": up.generation, "swapped_at": inst.swapped_at,
-           "swap_ms": up.swap_ms, "update_ms": up.update_ms, "read_ms": read_ms,
+           "swap_ms": up.swap_ms, "update_ms": up.update_ms, "cleanup_ms": up.cleanup_ms,
+           "read_ms": read_ms,
            "entries": len(records), "old_table_id": up.old_id, "new_table_id": up.new_id,
            "diff": {"added": len(diff.added), "removed": len(diff.removed),
                     "changed": len(diff.changed), "unchanged": diff.unchanged,
@@ -211,9 +216,10 @@ def cmd_update(args: argparse.Namespace) -> int:
         print()
         return 0
     print(f"{inst.name}: table generation {up.generation} swapped in at {inst.swapped_at}: "
-          f"swap {up.swap_ms:.3f} ms, update {up.update_ms:.2f} ms (read and checked in "
-          f"{read_ms:.1f} ms); {len(records)} destinations: {diff.summary()}; connections on a "
-          f"removed path: {inst.on_update}")
+          f"swap {up.swap_ms:.3f} ms, update {up.update_ms:.2f} ms (the new table filled "
+          f"and swapped in; read and checked before in {read_ms:.1f} ms; the old one emptied "
+          f"after {up.cleanup_ms:.1f} ms); {len(records)} destinations: {diff.summary()}; "
+          f"connections on a removed path: {inst.on_update}")
     return 0
 
 

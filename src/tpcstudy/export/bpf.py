@@ -137,6 +137,18 @@ def records_of_binary(data: bytes, where: str) -> Tuple[Dict[str, Any], List[Tup
     return head, out
 
 
+def _hex_bytes(tokens: List[str]) -> bytes:
+    """One byte per token, each hex (bpftool's ``hex`` form): ``bytes.fromhex`` when every
+    token is two digits (as exported; one C call), else token by token (``1``, ``0x1f``)."""
+    try:
+        out = bytes.fromhex(" ".join(tokens))
+        if len(out) == len(tokens):
+            return out
+    except ValueError:
+        pass
+    return bytes(int(x, 16) for x in tokens)
+
+
 def records_of_batch(text: str, where: str) -> Tuple[Dict[str, Any], List[Tuple[bytes, bytes]]]:
     out: List[Tuple[bytes, bytes]] = []
     pins = set()
@@ -153,8 +165,8 @@ def records_of_batch(text: str, where: str) -> Tuple[Dict[str, Any], List[Tuple[
             vi = tok.index("value")
             if tok[vi + 1] != "hex":
                 raise ValueError
-            key = bytes(int(x, 16) for x in tok[6:vi])
-            val = bytes(int(x, 16) for x in tok[vi + 2:])
+            key = _hex_bytes(tok[6:vi])
+            val = _hex_bytes(tok[vi + 2:])
         except (ValueError, IndexError):
             raise ExportError(f"{where}:{lineno}: not a 'map update pinned PATH key hex .. value "
                               f"hex ..' command") from None

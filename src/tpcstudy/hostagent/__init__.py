@@ -7,7 +7,11 @@ TCP connections of stock Linux hosts (``tpcstudy agent``; the emulator's ``--age
 - :mod:`~.maps`: the programs' own maps and the load-time policy, byte for byte;
 - :mod:`~.bpffs`: ``bpftool``/``tc`` steps as argument vectors, on the host's bpffs or a
   private one;
-- :mod:`~.loader`: load for one host from an exported table, counters, unload.
+- :mod:`~.record`: the install record, written before each step of a load;
+- :mod:`~.loader`: load for one host from an exported table, counters, unload (only what the
+  agent made, checked by inode, id and name);
+- :mod:`~.update`: a new table swapped in atomically while the programs stay attached;
+- :mod:`~.bpfsys`: the few ``bpf(2)`` commands the updates need, called directly.
 
 How it works and what it guarantees: ``docs/hostagent.md``.
 """

@@ -19,14 +19,15 @@ import struct
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["MAP_HASH", "MAP_ARRAY", "MAP_ARRAY_OF_MAPS", "map_create", "obj_get", "map_by_id",
-           "prog_by_id", "map_info", "prog_info", "update", "lookup", "update_batch", "keys", "delete",
+           "prog_by_id", "map_info", "prog_info", "update", "lookup", "update_batch", "keys",
+           "delete", "delete_batch",
            "test_run", "Fd"]
 
 _NR_BPF = {"x86_64": 321, "aarch64": 280, "arm64": 280}
 MAP_HASH, MAP_ARRAY, MAP_ARRAY_OF_MAPS = 1, 2, 12
 _MAP_CREATE, _LOOKUP, _UPDATE, _DELETE, _NEXT_KEY, _OBJ_GET = 0, 1, 2, 3, 4, 7
 _TEST_RUN, _PROG_BY_ID, _MAP_BY_ID, _INFO = 10, 13, 14, 15
-_UPDATE_BATCH = 26
+_UPDATE_BATCH, _DELETE_BATCH = 26, 27
 _ATTR = 128
 
 _libc: Optional[ctypes.CDLL] = None
@@ -179,6 +180,17 @@ def update_batch(fd: int, records: Sequence[Tuple[bytes, bytes]]) -> int:
     a = _attr()
     struct.pack_into("<QQQQIIQQ", a, 0, 0, 0, _addr(keys), _addr(vals), len(records), fd, 0, 0)
     _bpf(_UPDATE_BATCH, a)
+    return int(struct.unpack_from("<I", a, 32)[0])
+
+
+def delete_batch(fd: int, keys_: Sequence[bytes]) -> int:
+    """Delete every key of ``keys_`` in one ``BPF_MAP_DELETE_BATCH`` call; the count deleted."""
+    if not keys_:
+        return 0
+    kb = ctypes.create_string_buffer(b"".join(keys_))
+    a = _attr()
+    struct.pack_into("<QQQQIIQQ", a, 0, 0, 0, _addr(kb), 0, len(keys_), fd, 0, 0)
+    _bpf(_DELETE_BATCH, a)
     return int(struct.unpack_from("<I", a, 32)[0])
 
 

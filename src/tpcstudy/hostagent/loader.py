@@ -8,8 +8,8 @@
 2. the cgroup (and any missing parent), created if missing;
 3. the object of the table's layout (:func:`~.program.object_for`), loaded with everything
    pinned in a folder of its own (``<pins>/NAME/``: the programs, ``maps/``): nothing is pinned
-   outside it, so two agents never share a pin; the table map is the first inner map of
-   ``tpc_tables`` (map-in-map: :mod:`~.update` swaps a whole new table in with one update);
+   outside it, so two agents never share a pin; the table map is one of the two tables of
+   ``tpc_tables`` (:mod:`~.update` fills the other and swaps with one map update);
 4. the records into the table (one ``bpf(BPF_MAP_UPDATE_BATCH)``), the policy and the MTU
    into ``tpc_config``, generation 1 into ``tpc_gen``;
 5. the sockops program attached to the cgroup, the tc program to the egress of each interface
@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -58,6 +57,7 @@ from .record import (
     saved_names,
     state_dir,
 )
+from .unload import OWN_MAPS, PREF, PROGRAMS, _free_handle, _qdiscs, unload
 
 __all__ = ["Install", "load", "unload", "status", "host_interfaces", "table_source",
            "DEFAULT_PINS", "MAP_ENTRIES", "cgroup_path", "check", "save", "read_saved",
@@ -65,13 +65,7 @@ __all__ = ["Install", "load", "unload", "status", "host_interfaces", "table_sour
            "OWN_MAPS"]
 
 MAP_ENTRIES = 1024
-#: The programs and this agent's own maps (besides the table), as pinned and as named.
-PROGRAMS = ("tpc_sockops", "tpc_egress", "tpc_probe")
-OWN_MAPS = ("tpc_config", "tpc_conns", "tpc_stats", "tpc_slot_use", "tpc_wrr", "tpc_scratch",
-            "tpc_pkt_srh", "tpc_tables", "tpc_gen")
 _OUR_MAPS = OWN_MAPS
-#: tc filter priority of the egress program (each agent under its own handle).
-PREF = 49
 _check_cgroup = check_cgroup
 
 
@@ -91,44 +85,6 @@ def host_interfaces(netns: Optional[str] = None) -> List[Tuple[str, int]]:
         if "UP" in link.get("flags", []):
             out.append((str(link["ifname"]), int(link.get("mtu", 1500))))
     return out
-
-
-def _tc_json(netns: Optional[str], *args: str) -> List[Dict[str, Any]]:
-    argv = ["tc", "-j"] + (["-n", netns] if netns else []) + list(args)
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        raise HostAgentError(f"{' '.join(argv)}: {r.stderr.strip()[-200:]}")
-    try:
-        out = json.loads(r.stdout or "[]")
-    except ValueError:
-        return []
-    return out if isinstance(out, list) else []
-
-
-def _qdiscs(netns: Optional[str], dev: str) -> List[str]:
-    return [str(q.get("kind")) for q in _tc_json(netns, "qdisc", "show", "dev", dev)]
-
-
-def _filters(netns: Optional[str], dev: str, where: str = "egress") -> List[Dict[str, Any]]:
-    """The bpf filters of ``dev``'s ``where`` hook: pref, handle, program id and name."""
-    out = []
-    for f in _tc_json(netns, "filter", "show", "dev", dev, where):
-        opt = f.get("options")
-        if not isinstance(opt, dict):
-            continue
-        try:
-            handle = int(str(opt.get("handle", "0")), 16)
-        except ValueError:
-            continue
-        prog = opt.get("prog") or {}
-        out.append({"pref": f.get("pref"), "kind": f.get("kind"), "handle": handle,
-                    "prog_id": prog.get("id"), "prog_name": prog.get("name")})
-    return out
-
-
-def _free_handle(netns: Optional[str], dev: str) -> int:
-    used = {f["handle"] for f in _filters(netns, dev) if f["pref"] == PREF}
-    return next(h for h in range(1, len(used) + 2) if h not in used)
 
 
 def table_source(table: Path, host: str) -> Tuple[Path, str, Dict[str, str]]:
@@ -200,7 +156,7 @@ def _records_hex(records: Sequence[Tuple[bytes, bytes]]) -> str:
 def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = None,
          netns: Optional[str] = None, interfaces: Optional[Sequence[str]] = None,
          mtu: Optional[int] = None, private: bool = False, name: Optional[str] = None,
-         pins: str = DEFAULT_PINS, on_update: str = "repath",
+         pins: str = DEFAULT_PINS, on_update: str = "repath", srh_room: str = "path",
          keep_record: bool = False) -> Install:
     """Install the agent for ``host`` (module docstring)."""
     policy = (policy or M.Policy()).check()
@@ -225,13 +181,15 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = No
     if not chosen:
         raise UsageError(f"no interface up in {netns or 'this namespace'} to attach to")
     the_mtu = int(mtu or min(m for _, m in chosen))
-    cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records), on_update=on_update)
+    cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records), on_update=on_update,
+                         room=srh_room)
     obj = object_for(variant.value_size)
     prog_dir = f"{pins.rstrip('/')}/{name}"
     inst = Install(name=name, host=host, table=str(table), variant=variant.name,
                    value_size=variant.value_size, entries=len(records),
                    policy=policy.describe(), mtu=the_mtu, cgroup=str(cg), netns=netns,
-                   interfaces=[n for n, _ in chosen], private=private, on_update=on_update)
+                   interfaces=[n for n, _ in chosen], private=private, on_update=on_update,
+                   srh_room=srh_room)
     if private:
         _load_private(inst, obj, prog_dir, records, cfg, cg)
         return inst
@@ -330,6 +288,7 @@ def _load_private(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: by
     handles = {dev: _free_handle(inst.netns, dev) for dev in inst.interfaces}
     existing = {dev: _qdiscs(inst.netns, dev) for dev in inst.interfaces}
     steps: List[List[str]] = [
+        ["mkdir", prog_dir],
         ["bpftool", "prog", "loadall", str(obj), prog_dir, "pinmaps", maps_dir],
         ["expect-value-size", f"{maps_dir}/{table}", str(inst.value_size)],
         ["fill", f"{maps_dir}/{table}", _records_hex(records)],
@@ -351,142 +310,12 @@ def _load_private(inst: Install, obj: Path, prog_dir: str, records: Any, cfg: by
                       f"{prog_dir}/tpc_egress"])
         inst.filters.append({"dev": dev, "handle": handles[dev]})
     outs = run_steps(steps, private=True)
-    shown = outs[5:5 + len(PROGRAMS) + 1 + len(OWN_MAPS)]
+    first = next(i for i, st in enumerate(steps) if st[:3] == ["bpftool", "-j", "prog"])
+    shown = outs[first:first + len(PROGRAMS) + 1 + len(OWN_MAPS)]
     inst.prog_ids = {p: json.loads(s)["id"] for p, s in zip(PROGRAMS, shown)}
     inst.map_ids = {m: json.loads(s)["id"] for m, s in zip((table, *OWN_MAPS),
                                                            shown[len(PROGRAMS):])}
     inst.generation, inst.state = 1, "loaded"
-
-
-# --------------------------------------------------------------------------- unload
-def _named(kind: str, ident: Optional[int], names: Sequence[str]) -> bool:
-    """The live object ``ident`` is a ``kind`` ('prog' or 'map') with one of ``names``."""
-    if not ident:
-        return False
-    try:
-        with (bpfsys.prog_by_id if kind == "prog" else bpfsys.map_by_id)(ident) as fd:
-            info = bpfsys.prog_info(fd) if kind == "prog" else bpfsys.map_info(fd)
-    except OSError:
-        return False
-    return info["name"] in names
-
-
-def _unpin(path: str, kind: str, names: Sequence[str]) -> bool:
-    """Unlink the pin ``path`` if it holds a ``kind`` named one of ``names``."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return False
-    if not stat.S_ISREG(st.st_mode):
-        return False
-    try:
-        with bpfsys.obj_get(path) as fd:
-            info = bpfsys.prog_info(fd) if kind == "prog" else bpfsys.map_info(fd)
-    except OSError:
-        return False
-    if info["name"] not in names:
-        return False
-    os.unlink(path)
-    return True
-
-
-def _own_pin_dir(inst: Install) -> bool:
-    """The install's bpffs folder is the one it made (the inode recorded at creation; a load
-    killed between the mkdir and that record: the agents' own root, and still loading)."""
-    d = inst.pin_dir
-    if not d:
-        return False
-    try:
-        st = os.lstat(d)
-    except FileNotFoundError:
-        return False
-    if not stat.S_ISDIR(st.st_mode):
-        return False
-    if inst.pin_dir_ino:
-        return st.st_ino == inst.pin_dir_ino
-    return inst.state == "loading" and d == f"{DEFAULT_PINS}/{inst.name}"
-
-
-def _own_cgroup(inst: Install, path: str, ino: int) -> bool:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return False
-    if ino:
-        return st.st_ino == ino
-    # killed between the mkdir and its record: only a cgroup made after this load began
-    return inst.state == "loading" and st.st_ctime >= inst.started - 1.0
-
-
-def unload(inst: Install) -> List[str]:
-    """Remove what ``inst`` says :func:`load` created, each object checked to be the one this
-    agent made: tc filters running its egress program id, clsact qdiscs it added that hold no
-    filter any more, its sockops program id, cgroups it made (inode), the pins of its own folder
-    (its inode; each pin holding one of its programs or maps, by name). What is already gone is
-    skipped, so a half-removed install can be unloaded again. Returns what was removed."""
-    done: List[str] = []
-    ns = inst.netns
-    egress = inst.prog_ids.get("tpc_egress")
-    netns_ok = ns is None or Path("/run/netns", ns).exists()
-    devs = sorted({str(f["dev"]) for f in inst.filters} | set(inst.clsact_created))
-    for dev in devs if netns_ok else []:
-        base = ["tc"] + (["-n", ns] if ns else [])
-        try:
-            mine = [f for f in _filters(ns, dev) if egress and f["prog_id"] == egress]
-        except HostAgentError:
-            continue  # the interface is gone
-        for f in mine:
-            r = subprocess.run(base + ["filter", "del", "dev", dev, "egress", "pref",
-                                       str(f["pref"]), "handle", str(f["handle"]), "bpf"],
-                               capture_output=True, text=True)
-            if r.returncode == 0:
-                done.append(f"tc filter on {dev}")
-        if dev in inst.clsact_created and "clsact" in _qdiscs(ns, dev) \
-                and not _filters(ns, dev, "egress") and not _filters(ns, dev, "ingress"):
-            r = subprocess.run(base + ["qdisc", "del", "dev", dev, "clsact"],
-                               capture_output=True, text=True)
-            if r.returncode == 0:
-                done.append(f"clsact qdisc on {dev}")
-    cg = Path(inst.cgroup)
-    sockops = inst.prog_ids.get("tpc_sockops")
-    if cg.is_dir() and _named("prog", sockops, ("tpc_sockops",)):
-        r = subprocess.run(["bpftool", "cgroup", "detach", str(cg), "sock_ops", "id",
-                            str(sockops)], capture_output=True, text=True)
-        if r.returncode == 0:
-            done.append(f"sock_ops on {cg}")
-    for path, ino in reversed(inst.cgroups_created):
-        if not _own_cgroup(inst, path, ino):
-            continue
-        try:
-            os.rmdir(path)
-            done.append(f"cgroup {path}")
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise HostAgentError(f"cannot remove cgroup {path}: {exc.strerror} (processes "
-                                 f"still in it?)") from None
-    if _own_pin_dir(inst):
-        d = inst.pin_dir
-        for prog in PROGRAMS:
-            if _unpin(f"{d}/{prog}", "prog", (prog,)):
-                done.append(f"{d}/{prog}")
-        for m in (*set(LAYOUTS.values()), *OWN_MAPS):
-            if _unpin(f"{d}/maps/{m}", "map", (m,)):
-                done.append(f"{d}/maps/{m}")
-        for folder in (f"{d}/maps", d):
-            try:
-                os.rmdir(folder)
-                done.append(folder)
-            except FileNotFoundError:
-                continue
-            except OSError:
-                break  # something not ours in it: left
-    if inst.pin_dir and os.path.dirname(inst.pin_dir) == DEFAULT_PINS:
-        try:
-            os.rmdir(DEFAULT_PINS)  # the agents' own root, when no agent is left in it
-        except OSError:
-            pass
-    return done
 
 
 # --------------------------------------------------------------------------- reading back
@@ -520,9 +349,11 @@ def _open_own_map(inst: Install, name: str) -> bpfsys.Fd:
 
 
 def current_table(inst: Install) -> int:
-    """The id of the table map ``tpc_tables`` holds now."""
+    """The id of the table in use: ``tpc_tables[generation & 1]``."""
+    with _open_own_map(inst, "tpc_gen") as fd:
+        gen = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
     with _open_own_map(inst, "tpc_tables") as fd:
-        return int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
+        return int.from_bytes(bpfsys.lookup(fd, (gen & 1).to_bytes(4, "little"), 4), "little")
 
 
 def status(inst: Install) -> Dict[str, Any]:
@@ -540,7 +371,8 @@ def status(inst: Install) -> Dict[str, Any]:
         gen = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
     return {"counters": M.decode_stats(stats), "slots": use, "entries": entries,
             "generation": gen, "table_map_id": table, "swapped_at": inst.swapped_at,
-            "swap_ms": inst.swap_ms, "update_ms": inst.update_ms, "updates": inst.updates,
+            "swap_ms": inst.swap_ms, "update_ms": inst.update_ms,
+            "cleanup_ms": inst.cleanup_ms, "updates": inst.updates,
             "on_update": inst.on_update, "prog_ids": dict(inst.prog_ids),
             "map_ids": dict(inst.map_ids, **{VARIANTS[inst.variant].map_name: table})}
 
@@ -555,12 +387,10 @@ def reconfigure(inst: Install, *, policy: Optional[M.Policy] = None,
 
         swap_table(inst, list(records))
     if policy is not None:
-        with _open_own_map(inst, "tpc_tables") as fd:
-            table = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
-        with bpfsys.map_by_id(table) as fd:
+        with bpfsys.map_by_id(current_table(inst)) as fd:
             recs = [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]
         cfg = M.config_bytes(policy, mtu=inst.mtu, max_srh=_max_srh(recs),
-                             on_update=inst.on_update)
+                             on_update=inst.on_update, room=inst.srh_room)
         with _open_own_map(inst, "tpc_config") as fd:
             bpfsys.update(fd, bytes(4), cfg)
         with _open_own_map(inst, "tpc_wrr") as fd:

@@ -17,11 +17,11 @@ from typing import Dict, Tuple
 
 from ..errors import UsageError
 
-__all__ = ["ON_UPDATE", "Policy", "parse_policy", "config_bytes", "conn_key", "conn_value", "STATS",
+__all__ = ["ON_UPDATE", "ROOMS", "Policy", "parse_policy", "config_bytes", "conn_key", "conn_value", "STATS",
            "CONFIG", "CONN_KEY", "CONN_VALUE", "SRH_FIELD", "decode_stats", "decode_slot_use"]
 
 SRH_FIELD = 168
-#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh, on_update, pad (u32 each).
+#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh, on_update, room (u32 each).
 CONFIG = struct.Struct("<8I")
 #: struct conn_key: saddr, daddr (16 bytes each), sport, dport (network order).
 CONN_KEY = struct.Struct("<16s16s2s2s")
@@ -37,6 +37,9 @@ POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
 #: What a table update does to a connection whose path it removed (``--on-update``): move it
 #: to the entry's first valid slot at once, or at its next RTO.
 ON_UPDATE = {"repath": 0, "keep": 1}
+#: The SRH room a connection's MSS leaves (``--srh-room``): its own path's SRH (the entry's
+#: longest with NRTOChanger), or its entry's longest (a table update may move it to any of them).
+ROOMS = {"path": 0, "entry": 1}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,16 +89,18 @@ def parse_policy(text: str, nrto: int = 0) -> Policy:
     return Policy(name, nrto=nrto).check()
 
 
-def config_bytes(policy: Policy, *, mtu: int, max_srh: int, on_update: str = "repath"
-                 ) -> bytes:
+def config_bytes(policy: Policy, *, mtu: int, max_srh: int, on_update: str = "repath",
+                 room: str = "path") -> bytes:
     """The ``tpc_config`` value."""
     policy.check()
     if not 1280 <= mtu <= 65535:
         raise UsageError(f"MTU {mtu}: IPv6 needs 1280 to 65535")
     if on_update not in ON_UPDATE:
         raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(ON_UPDATE)}")
+    if room not in ROOMS:
+        raise UsageError(f"--srh-room {room!r}: choose from {', '.join(ROOMS)}")
     return CONFIG.pack(POLICIES[policy.kind], policy.slot, int(round(policy.gamma * (1 << 20))),
-                       policy.nrto, mtu, max_srh, ON_UPDATE[on_update], 0)
+                       policy.nrto, mtu, max_srh, ON_UPDATE[on_update], ROOMS[room])
 
 
 def conn_key(src: str, dst: str, sport: int, dport: int) -> bytes:

@@ -81,10 +81,12 @@ class Install:
     prog_ids: Dict[str, int] = dataclasses.field(default_factory=dict)
     map_ids: Dict[str, int] = dataclasses.field(default_factory=dict)
     on_update: str = "repath"
+    srh_room: str = "path"            # path | entry (maps.ROOMS)
     generation: int = 0               # the table in use (1: the one loaded)
     swapped_at: Optional[str] = None  # when the last update swapped it in (UTC)
     swap_ms: Optional[float] = None   # the swap itself (one map update)
-    update_ms: Optional[float] = None  # the whole update: new table made, filled, swapped
+    update_ms: Optional[float] = None  # the update: standby filled, swapped
+    cleanup_ms: Optional[float] = None  # after the swap: grace period, old table emptied
     updates: int = 0
 
     def to_json(self) -> Dict[str, Any]:
@@ -110,7 +112,7 @@ class Install:
                  "private": bool, "state": str, "pid": int, "started": (int, float),
                  "pin_dir": str, "pin_dir_ino": int, "cgroups_created": list,
                  "clsact_created": list, "filters": list, "prog_ids": dict, "map_ids": dict,
-                 "on_update": str, "generation": int, "updates": int}
+                 "on_update": str, "srh_room": str, "generation": int, "updates": int}
         said: Dict[Any, str] = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
                 dict: "an object", (int, float): "a number"}
         for k, t in kinds.items():
@@ -123,6 +125,9 @@ class Install:
             raise UsageError(f"{where}: netns is not a name")
         if not name_ok(doc["name"]):
             raise UsageError(f"{where}: agent name {doc['name'][:40]!r}")
+        if doc.get("srh_room", "path") not in ("path", "entry") or doc.get(
+                "on_update", "repath") not in ("repath", "keep"):
+            raise UsageError(f"{where}: srh_room or on_update is none of the choices")
         if doc.get("state", "loading") not in ("loading", "loaded"):
             raise UsageError(f"{where}: state {str(doc['state'])[:20]!r}")
         for k in ("prog_ids", "map_ids"):
@@ -168,15 +173,24 @@ def create(inst: Install) -> Path:
     path = _path(inst.name)
     path.parent.mkdir(parents=True, exist_ok=True)
     inst.pid, inst.started = os.getpid(), time.time()
+    # written whole under a temporary name, then linked to its own (link refuses an existing
+    # name): the record appears complete or not at all, and only once
+    tmp = path.parent / f".{path.name}.p{os.getpid()}.new.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644)
-    except FileExistsError:
-        raise UsageError(f"an agent named {inst.name!r} is loaded already (or its load was "
-                         f"interrupted): tpcstudy agent unload {inst.name}, or give --name"
-                         ) from None
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(inst.to_json(), indent=1) + "\n")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json.dumps(inst.to_json(), indent=1) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise UsageError(f"an agent named {inst.name!r} is loaded already (or its load was "
+                             f"interrupted): tpcstudy agent unload {inst.name}, or give --name"
+                             ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -1,25 +1,31 @@
 """Atomic table updates of a loaded agent (``tpcstudy agent update NAME --table T2``).
 
-The programs read the table through ``tpc_tables``, an ``ARRAY_OF_MAPS`` of one entry whose
-inner map is the table (``bpf/tpc_hostagent.bpf.c``: a program takes the table once per event,
-then reads its entries). An update never writes the table in use:
+The programs read their table through ``tpc_tables``, an ``ARRAY_OF_MAPS`` of two tables of
+the same layout, and ``tpc_gen``, the generation of the table in use, which is
+``tpc_tables[generation & 1]`` (``bpf/tpc_hostagent.bpf.c``: a program reads the generation
+once per event, then takes that table's entries). The other table is the standby. An update
+never writes the table in use:
 
 1. ``ready``: the new records checked (the install's value size, at most the map's entries, no
-   key twice), nothing created yet;
-2. ``filled``: a new inner map made with the current table's type, sizes and flags, every
-   record written into it (one ``BPF_MAP_UPDATE_BATCH``), the count checked;
-3. ``swapped``: ``tpc_tables[0]`` set to the new map, ONE map update: a program that took the
-   old table finishes with it, every later one takes the new; then the generation
-   (``tpc_gen``) and, if it changed, the longest SRH (listeners' room) in ``tpc_config``;
-4. ``done``: the new map's descriptor closed (the outer map holds it); the old table's last
-   reference (its pin, for the table loaded first) dropped, so the kernel frees it once no
-   program uses it.
+   key twice); the standby found empty (else, after an update killed half-way, emptied after an
+   RCU grace period);
+2. ``filled``: every record written into the standby (one ``BPF_MAP_UPDATE_BATCH``), the count
+   checked;
+3. ``swapped``: ``tpc_gen = generation + 1``, ONE map update of four bytes: a program that
+   read the old generation finishes with the old table, every later one takes the new; then the
+   longest SRH (listeners' room) in ``tpc_config`` if it changed;
+4. ``done``: after an RCU grace period (forced by writing the old table's slot of
+   ``tpc_tables`` with the same map, which returns once no program that could have read the
+   old table still runs) the old table is emptied (``BPF_MAP_DELETE_BATCH``): it is the
+   standby of the next update.
 
-A failure before 3 releases the new map and leaves the agent exactly as it was; a process
-killed before 3 leaves nothing (the new map lives only through its descriptor). Connections:
-tc egress sees the generation change on the next packet of each connection and keeps its path
-when its slot still holds the same SRH (the same waypoints), else moves it to the entry's first
-valid slot (``repath``) or marks it for its next RTO (``keep``): ``tpc_stats`` counts both.
+The swap costs microseconds; the grace period (milliseconds) comes after it, off the path of
+the new table. A failure before 3 empties the standby and leaves the agent exactly as it was;
+a process killed at any point leaves a working agent (the next update empties the standby
+first). Connections: tc egress sees the generation change on the next packet of each
+connection and keeps its path when its slot still holds the same SRH (the same waypoints), else
+moves it to the entry's first valid slot (``repath``) or marks it for its next RTO (``keep``):
+``tpc_stats`` counts both.
 
 :class:`Update` is the state machine over a :class:`Kernel` (the real one:
 :class:`BpfKernel`); :func:`diff_tables` says what an update changes, slot by slot.
@@ -33,7 +39,6 @@ import time
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from ..errors import HostAgentError, UsageError
-from ..export import VARIANTS
 from ..export.layout import SLOT_SIZE, SLOTS_OFFSET
 from . import bpfsys
 from . import maps as M
@@ -100,23 +105,21 @@ def diff_tables(old: Records, new: Records) -> TableDiff:
 
 
 class Kernel(Protocol):
-    """What an update needs: the table in use, a new one made and filled aside, the swap."""
+    """What an update needs: the table in use, the standby filled aside, the swap."""
 
     def template(self) -> Dict[str, Any]: ...  # the table in use: id, value_size, max_entries
 
-    def create(self) -> Any: ...
+    def create(self) -> Any: ...  # the standby, empty and read by no program
 
     def fill(self, table: Any, records: Records) -> int: ...
 
-    def swap(self, table: Any) -> int: ...  # the new table's id
-
     def generation(self) -> int: ...
 
-    def set_generation(self, gen: int) -> None: ...
+    def swap(self, table: Any, gen: int) -> int: ...  # ONE map update; the new table's id
 
     def set_max_srh(self, max_srh: int, on_update: Optional[str]) -> None: ...
 
-    def release(self, table: Any, old_id: Optional[int]) -> None: ...
+    def release(self, table: Any, old_id: Optional[int]) -> float: ...  # ms of the cleanup
 
 
 @dataclasses.dataclass
@@ -134,6 +137,7 @@ class Update:
     generation: int = 0
     swap_ms: float = 0.0
     update_ms: float = 0.0
+    cleanup_ms: float = 0.0
 
     def check(self, value_size: int, max_entries: int) -> None:
         bad = next((k for k, v in self.records if len(k) != 8 or len(v) != value_size), None)
@@ -162,32 +166,35 @@ class Update:
             self.state = "filled"
             gen = self.kernel.generation() + 1
             t1 = time.perf_counter()
-            self.new_id = self.kernel.swap(table)
-            self.swap_ms = (time.perf_counter() - t1) * 1e3
+            self.new_id = self.kernel.swap(table, gen)
+            t2 = time.perf_counter()
         except BaseException:
             self.state = "failed"
-            self.kernel.release(table, None)  # the new table goes; the agent is unchanged
+            self.kernel.release(table, None)  # the standby emptied; the agent is unchanged
             raise
         self.state = "swapped"
-        self.kernel.set_generation(gen)
-        self.kernel.set_max_srh(self.max_srh, self.on_update)
+        self.swap_ms, self.update_ms = (t2 - t1) * 1e3, (t2 - t0) * 1e3
         self.generation = gen
-        self.update_ms = (time.perf_counter() - t0) * 1e3
-        self.kernel.release(table, self.old_id)
+        self.kernel.set_max_srh(self.max_srh, self.on_update)
+        self.cleanup_ms = self.kernel.release(table, self.old_id)
         self.state = "done"
         return self
 
 
 class BpfKernel:
-    """The real kernel side of an update for a loaded install: its maps opened by pin (its own
-    folder) or by the recorded id, each checked to be the install's (name, type, id)."""
+    """The real kernel side of an update for a loaded install: its maps opened by the recorded
+    ids, each checked to be the install's (its name)."""
 
     def __init__(self, inst: Install) -> None:
         self.inst = inst
         self.fds: Dict[str, bpfsys.Fd] = {}
-        for m in ("tpc_tables", "tpc_gen", "tpc_config"):
-            self.fds[m] = self._open(m)
-        self.table_name = VARIANTS[inst.variant].map_name
+        try:
+            for m in ("tpc_tables", "tpc_gen", "tpc_config"):
+                self.fds[m] = self._open(m)
+        except BaseException:
+            self.close()
+            raise
+        self.tables: Dict[int, bpfsys.Fd] = {}
 
     def _open(self, name: str) -> bpfsys.Fd:
         ident = self.inst.map_ids.get(name)
@@ -204,38 +211,60 @@ class BpfKernel:
         return fd
 
     def close(self) -> None:
-        for fd in self.fds.values():
+        for fd in [*self.fds.values(), *getattr(self, "tables", {}).values()]:
             fd.close()
 
-    def template(self) -> Dict[str, Any]:
-        ident = int.from_bytes(bpfsys.lookup(self.fds["tpc_tables"], bytes(4), 4), "little")
-        with bpfsys.map_by_id(ident) as fd:
-            info = bpfsys.map_info(fd)
-        if info["value_size"] != self.inst.value_size:
-            raise HostAgentError(f"agent {self.inst.name}: its table has "
-                                 f"{info['value_size']}-byte values, the record says "
-                                 f"{self.inst.value_size}")
-        self._tpl = info
-        return info
-
-    def create(self) -> bpfsys.Fd:
-        t = self._tpl
-        return bpfsys.map_create(int(t["type"]), int(t["key_size"]), int(t["value_size"]),
-                                 int(t["max_entries"]), name=self.table_name,
-                                 flags=int(t["flags"]))
-
-    def fill(self, table: bpfsys.Fd, records: Records) -> int:
-        return bpfsys.update_batch(table, records)
-
-    def swap(self, table: bpfsys.Fd) -> int:
-        bpfsys.update(self.fds["tpc_tables"], bytes(4), int(table).to_bytes(4, "little"))
-        return int(bpfsys.map_info(table)["id"])
+    def _slot(self, slot: int) -> bpfsys.Fd:
+        if slot not in self.tables:
+            ident = int.from_bytes(bpfsys.lookup(self.fds["tpc_tables"],
+                                                 slot.to_bytes(4, "little"), 4), "little")
+            self.tables[slot] = bpfsys.map_by_id(ident)
+        return self.tables[slot]
 
     def generation(self) -> int:
         return int.from_bytes(bpfsys.lookup(self.fds["tpc_gen"], bytes(4), 4), "little")
 
-    def set_generation(self, gen: int) -> None:
-        bpfsys.update(self.fds["tpc_gen"], bytes(4), gen.to_bytes(4, "little"))
+    def template(self) -> Dict[str, Any]:
+        self.gen = self.generation()
+        info = bpfsys.map_info(self._slot(self.gen & 1))
+        if info["value_size"] != self.inst.value_size:
+            raise HostAgentError(f"agent {self.inst.name}: its table has "
+                                 f"{info['value_size']}-byte values, the record says "
+                                 f"{self.inst.value_size}")
+        return info
+
+    def grace_period(self, slot: int) -> float:
+        """Return once no program that could have read tpc_tables[slot] still runs: the slot
+        written with its own map (the kernel waits for an RCU grace period after an update
+        of a map of maps). Its duration in ms."""
+        t0 = time.perf_counter()
+        fd = self._slot(slot)
+        bpfsys.update(self.fds["tpc_tables"], slot.to_bytes(4, "little"),
+                      int(fd).to_bytes(4, "little"))
+        return (time.perf_counter() - t0) * 1e3
+
+    def _empty(self, fd: bpfsys.Fd) -> None:
+        keys = bpfsys.keys(fd, 8, 1 << 16)
+        if keys:
+            bpfsys.delete_batch(fd, keys)
+
+    def create(self) -> bpfsys.Fd:
+        slot = 1 - (self.gen & 1)
+        fd = self._slot(slot)
+        if bpfsys.keys(fd, 8, 1):  # an update killed half-way: empty it, unused first
+            self.grace_period(slot)
+            self._empty(fd)
+        return fd
+
+    def fill(self, table: bpfsys.Fd, records: Records) -> int:
+        return bpfsys.update_batch(table, records)  # the kernel's count of entries written
+
+    def swap(self, table: bpfsys.Fd, gen: int) -> int:
+        if (gen & 1) != 1 - (self.gen & 1) or self.generation() != self.gen:
+            raise HostAgentError(f"agent {self.inst.name}: its generation changed during the "
+                                 f"update (another update at the same time?)")
+        bpfsys.update(self.fds["tpc_gen"], bytes(4), gen.to_bytes(4, "little"))  # THE swap
+        return int(bpfsys.map_info(table)["id"])
 
     def set_max_srh(self, max_srh: int, on_update: Optional[str]) -> None:
         fd = self.fds["tpc_config"]
@@ -254,22 +283,17 @@ class BpfKernel:
         cfg[24:28] = M.ON_UPDATE[on_update].to_bytes(4, "little")
         bpfsys.update(fd, bytes(4), bytes(cfg))
 
-    def release(self, table: bpfsys.Fd, old_id: Optional[int]) -> None:
-        table.close()
-        if old_id is None or not self.inst.pin_dir:
-            return
-        # the table loaded first is pinned in the agent's own folder: its last reference
-        from .loader import _own_pin_dir, _unpin
-
-        pin = f"{self.inst.pin_dir}/maps/{self.table_name}"
-        if _own_pin_dir(self.inst):
-            try:
-                with bpfsys.obj_get(pin) as fd:
-                    pinned = bpfsys.map_info(fd)["id"]
-            except OSError:
-                return
-            if pinned == old_id:
-                _unpin(pin, "map", (self.table_name,))
+    def release(self, table: bpfsys.Fd, old_id: Optional[int]) -> float:
+        """After a swap: the old table emptied once no program reads it; after a failure: the
+        standby emptied (no program reads it)."""
+        t0 = time.perf_counter()
+        if old_id is None:
+            self._empty(table)
+        else:
+            old = self.gen & 1
+            self.grace_period(old)
+            self._empty(self._slot(old))
+        return (time.perf_counter() - t0) * 1e3
 
 
 def read_current(inst: Install) -> List[Tuple[bytes, bytes]]:
@@ -298,10 +322,9 @@ def swap_table(inst: Install, records: Records, *, on_update: Optional[str] = No
     inst.generation = up.generation
     inst.swapped_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
     inst.swap_ms, inst.update_ms = round(up.swap_ms, 4), round(up.update_ms, 4)
+    inst.cleanup_ms = round(up.cleanup_ms, 4)
     inst.updates += 1
     inst.entries = len(records)
-    if up.new_id:
-        inst.map_ids[VARIANTS[inst.variant].map_name] = up.new_id
     if on_update is not None:
         inst.on_update = on_update
     return up

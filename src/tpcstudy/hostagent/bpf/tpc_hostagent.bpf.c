@@ -131,8 +131,12 @@ struct config {
 	__u32 mtu;       /* the interfaces' MTU */
 	__u32 max_srh;   /* the longest SRH of the table (listeners reserve it) */
 	__u32 on_update; /* ON_UPDATE_*: a connection whose path a table update removed */
-	__u32 pad;
+	__u32 room;      /* ROOM_*: the SRH room a connection's MSS leaves */
 };
+
+/* ROOM_PATH: its own path's SRH (the entry's longest with NRTOChanger); ROOM_ENTRY: the
+ * entry's longest, so that a table update can move it to any path of its entry. */
+enum { ROOM_PATH = 0, ROOM_ENTRY = 1 };
 
 enum { ON_UPDATE_REPATH = 0, ON_UPDATE_KEEP = 1 };
 
@@ -166,28 +170,31 @@ struct stat_key {
 	__u32 slot;
 };
 
-/* The table: the exported map (MAP_NAME), the first inner map of tpc_tables. An update
- * (tpcstudy agent update) fills a new inner map aside and swaps it in with ONE update of
- * tpc_tables[0]; a program takes the table once per event (current_table), so every entry it
- * reads comes from one table, and inner maps are never written once swapped in. */
+/* Two tables, the exported map (MAP_NAME, the one loaded first) and a standby of the same
+ * layout, inner maps of tpc_tables; tpc_gen holds the generation of the table in use, which is
+ * tpc_tables[generation & 1]. An update (tpcstudy agent update) fills the standby, then swaps
+ * with ONE map update: tpc_gen = generation + 1. A program reads tpc_gen once per event and
+ * takes that table (current_table), so every entry it reads comes from one table. The table
+ * left is emptied only after an RCU grace period (no program still reads it): a table is
+ * never written while a program may read it. */
 struct dest_table {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u64);
 	__type(value, struct dest_value);
-} MAP_NAME SEC(".maps");
+} MAP_NAME SEC(".maps"), tpc_standby SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__array(values, struct dest_table);
 } tpc_tables SEC(".maps") = {
-	.values = {[0] = &MAP_NAME},
+	.values = {[0] = &tpc_standby, [1] = &MAP_NAME},
 };
 
-/* The generation of the table in tpc_tables (written after each swap): a connection checks
- * its path again when it differs from the one it was checked against. */
+/* The generation of the table in use (1 at load: MAP_NAME); a connection checks its path
+ * again when it differs from the one it was checked against. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -265,25 +272,26 @@ static __always_inline __u64 srh_len(__u32 raw)
 	return len < 24 ? 0 : len;
 }
 
-static __always_inline void *current_table(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&tpc_tables, &zero);
-}
-
-static __always_inline struct dest_value *lookup_dest(const void *dkey)
-{
-	void *table = current_table();
-
-	return table ? bpf_map_lookup_elem(table, dkey) : NULL;
-}
-
 static __always_inline __u32 table_gen(void)
 {
 	__u32 zero = 0, *g = bpf_map_lookup_elem(&tpc_gen, &zero);
 
-	return g ? *g : 0;
+	return g ? *(volatile __u32 *)g : 0;
+}
+
+/* The table of generation gen (read once by the caller). */
+static __always_inline void *current_table(__u32 gen)
+{
+	__u32 slot = gen & 1;
+
+	return bpf_map_lookup_elem(&tpc_tables, &slot);
+}
+
+static __always_inline struct dest_value *lookup_dest(__u32 gen, const void *dkey)
+{
+	void *table = current_table(gen);
+
+	return table ? bpf_map_lookup_elem(table, dkey) : NULL;
 }
 
 static __always_inline void count(__u32 what)
@@ -527,7 +535,7 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 {
 	__u32 dkey[2] = {skops->remote_ip6[0], skops->remote_ip6[1]};
 	__u32 gen = table_gen();
-	struct dest_value *v = lookup_dest(dkey);
+	struct dest_value *v = lookup_dest(gen, dkey);
 	struct conn_key k = {};
 	__u32 zero = 0;
 	struct conn *c = bpf_map_lookup_elem(&tpc_scratch, &zero);
@@ -548,7 +556,7 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 	c->kernel = 0;
 	c->gen = gen;
 	c->stale = 0;
-	c->room = cfg->nrto ? longest(v) : c->len;
+	c->room = (cfg->nrto || cfg->room == ROOM_ENTRY) ? longest(v) : c->len;
 	__builtin_memcpy(c->dkey, dkey, 8);
 	key_of(skops, &k);
 	count(ST_CONNECTIONS);
@@ -571,9 +579,9 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 /* The connection's path is gone from the table: the entry's first valid slot whose SRH fits
  * the room its MSS left, else plain routing (len 0: tc leaves its packets alone). 0: moved to
  * a slot; 1: plain routing. */
-static __always_inline int repath(struct conn *c)
+static __always_inline int repath(struct conn *c, __u32 gen)
 {
-	struct dest_value *v = lookup_dest(c->dkey);
+	struct dest_value *v = lookup_dest(gen, c->dkey);
 
 	if (v) {
 		for (__u32 i = 0; i < MAX_PATHS; i++) {
@@ -606,7 +614,7 @@ static __always_inline int same_srh(const struct dest_value *v, __u32 i, const s
  * (ON_UPDATE_REPATH) or is marked for its next RTO (ON_UPDATE_KEEP). */
 static __always_inline void recheck(struct conn *c, const struct config *cfg, __u32 gen)
 {
-	struct dest_value *v = lookup_dest(c->dkey);
+	struct dest_value *v = lookup_dest(gen, c->dkey);
 
 	c->gen = gen;
 	if (!c->len || c->stale)
@@ -620,7 +628,7 @@ static __always_inline void recheck(struct conn *c, const struct config *cfg, __
 		count(ST_UPDATE_DEFERRED);
 		return;
 	}
-	if (repath(c) == 0)
+	if (repath(c, gen) == 0)
 		count(ST_REPATHED);
 }
 
@@ -639,7 +647,7 @@ static __always_inline void on_rto(struct bpf_sock_ops *skops, const struct conf
 	if (c->stale) { /* ON_UPDATE_KEEP: its path left the table, this is its next RTO */
 		c->stale = 0;
 		c->gen = table_gen();
-		if (repath(c) == 0)
+		if (repath(c, c->gen) == 0)
 			count(ST_REPATHED_RTO);
 		if (c->kernel) {
 			__u64 len = srh_len(c->len);
@@ -651,7 +659,7 @@ static __always_inline void on_rto(struct bpf_sock_ops *skops, const struct conf
 	}
 	if (!cfg->nrto || skops->args[0] + 1 < cfg->nrto)
 		return;
-	v = lookup_dest(c->dkey);
+	v = lookup_dest(table_gen(), c->dkey);
 	if (!v)
 		return;
 	i = first_valid(v, c->slot + 1);
@@ -806,7 +814,7 @@ int tpc_probe(struct __sk_buff *skb)
 {
 	__u64 keys[PROBE_KEYS];
 	__u32 mark = 0;
-	void *table = current_table();
+	void *table = current_table(table_gen());
 
 	if (!table || bpf_skb_load_bytes(skb, SRH_OFF, keys, sizeof(keys)))
 		return 0;
