@@ -171,7 +171,9 @@ def test_policy_figures_keep_the_given_order_and_one_colour_per_policy(tmp_path)
     assert [t.get_text() for t in a.get_xticklabels()] == ["queue-max", "ecmp"]
     assert [to_hex(p.get_facecolor()) for p in a.patches] == [policy_color("queue-max"),
                                                               policy_color("ecmp")]
-    assert "10 Mbit/s links, 20 s window after 3 s, 1 draw" in a.get_title()
+    # the settings in the figure's title (with the network), each panel titled
+    assert "10 Mbit/s links, 20 s window after 3 s, 1 draw" in fig._suptitle.get_text()
+    assert "Abilene" in fig._suptitle.get_text() and a.get_title()
     assert "unfinished" in fig.axes[1].get_title()  # ecmp's p99 is infinite
     w, h = fig.get_size_inches()
     assert w / h < 3.5  # not a 8:1 strip

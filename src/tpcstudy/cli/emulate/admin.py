@@ -71,11 +71,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     need = [k for k, v in res.items() if v != checks.OK and "not required" not in k]
     cal: Any = None
     if args.calibrate and not need:
-        from ...emulate.experiments.budget import save_calibration
+        from ...emulate.experiments.budget import QUIET, save_calibration
         from ...emulate.experiments.calibrate import calibrate
 
         cal = calibrate(log=print)
-        print(f"{'calibration':>{width}}: stored in {save_calibration(cal)}")
+        if cal.base_busy >= QUIET:  # as --link-mbps auto: never stored beside other work
+            print(f"{'calibration':>{width}}: not stored: measured beside other work (the "
+                  f"machine {cal.base_busy:.0%} busy with no traffic); measure again when it "
+                  "is idle, or give runs --link-mbps N")
+        else:
+            print(f"{'calibration':>{width}}: stored in {save_calibration(cal)}")
     else:
         from ...emulate.experiments.budget import calibration_path, load_calibration
 
