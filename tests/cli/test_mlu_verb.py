@@ -12,7 +12,7 @@ import pytest
 from tpcstudy import read_topology
 from tpcstudy.cli import main
 from tpcstudy.cli.options import out_slug, split_topo
-from tpcstudy.demands import demand_matrix
+from tpcstudy.models.demands import demand_matrix
 from tpcstudy.io import read_demands
 from tpcstudy.mlu import min_mlu
 

@@ -97,7 +97,7 @@ def mptcp(p: Problem, subflows: int, seed: int) -> MaxFlowResult:
     """Multipath transport as the network really hashes it (docs/method.md §4, ``mptcp``).
 
     Each pair opens ``subflows`` subflows; each follows ONE shortest path drawn by per-hop ECMP
-    hashing (:func:`tpcstudy.subflows.draw_subflows`, seeded by ``seed``); the pair's paths are
+    hashing (:func:`tpcstudy.models.subflows.draw_subflows`, seeded by ``seed``); the pair's paths are
     the distinct ones drawn (r in {0, 1}), and one LP maximises the total flow over them.
     """
     t0 = time.perf_counter()

@@ -165,7 +165,7 @@ class MLUResult:
         Rows of the final LP; seconds spent in the LP solver.
     bound
         A lower bound on the MLU of any routing of the model's kind, where one is computed
-        (``sr-unsplit``: :func:`tpcstudy.unsplit.sr_unsplit`); else ``nan``.
+        (``sr-unsplit``: :func:`tpcstudy.models.unsplit.sr_unsplit`); else ``nan``.
     """
 
     model: str
