@@ -21,7 +21,7 @@ def test_bash_completes_verbs_actions_and_options(tmp_path):
              "tpcstudy maxflow --ove": "--overwrite",
              "tpcstudy disjoint --topo zoo --js": "--json",
              "tpcstudy export --pairs": "--pairs-file",  # the deprecated --pairs is not offered
-             "tpcstudy agent ": "check load status unload",
+             "tpcstudy agent ": "check load update status unload",
              "tpcstudy emulate --topo zoo/Abilene --heavy 20 --mo": "--models"}
     driver = "\n".join(
         [f"source {script}"]

@@ -277,6 +277,13 @@ OUT["loaded"] = state()
 st = cli("agent", "status")
 OUT["status"] = [st.returncode, st.stdout]
 (Path(os.environ["TPCSTUDY_RUN_DIR"]) / "agent" / "zz.json").unlink()
+# two updates at once: one after the other (they share the standby)
+ups = [subprocess.Popen([sys.executable, "-m", "tpcstudy", "agent", "update", "p1", "--table",
+                         TABLE, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True) for _ in range(2)]
+OUT["updates"] = [[p.wait(), json.loads(p.communicate()[0] or "null")] for p in ups]
+js = cli("agent", "status", "p1", "--json")
+OUT["status_json"] = json.loads(js.stdout)["p1"]
 u = cli("agent", "unload", "p1")
 OUT["unload"] = [u.returncode, u.stdout]
 OUT["end"] = state()
@@ -288,6 +295,12 @@ def test_unload_removes_the_parents_load_created_and_only_them(table):
     assert out["loaded"]["cgroups"] == ["keep", "keep/a", "keep/a/b"]
     rc, text = out["status"]
     assert rc == 1 and "p1 (Chicago, 4 destinations" in text and "zz: " in text
+    (rc1, u1), (rc2, u2) = out["updates"]
+    assert rc1 == rc2 == 0 and sorted([u1["generation"], u2["generation"]]) == [2, 3]
+    st = out["status_json"]
+    assert st["generation"] == 3 and st["entries"] == 4 and st["updates"] == 2
+    assert set(st["prog_ids"]) == {"tpc_sockops", "tpc_egress", "tpc_probe"}
+    assert st["table_map_id"] in st["map_ids"].values() and st["swap_ms"] is not None
     assert out["unload"][0] == 0
     assert out["end"]["cgroups"] == ["keep"]  # a/b and a were the load's; keep was not
     assert out["end"]["pins"] == [] and out["end"]["filters"] == {"h0": [], "h1": []}

@@ -181,32 +181,13 @@ def _alive(pid: int) -> bool:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    import time
+    from ..hostagent.update import update_saved
 
-    from ..hostagent import loader
-    from ..hostagent.update import diff_tables, read_current, swap_table
-
-    inst = loader.read_saved(args.name)
-    if inst.state != "loaded":
-        raise UsageError(f"agent {inst.name!r} is not loaded (state {inst.state}): unload it")
-    t0 = time.perf_counter()
-    variant, records = loader.read_table(args.table, args.host or inst.host)
-    if variant != inst.variant:
-        from ..export import VARIANTS
-
-        if VARIANTS[variant].value_size != inst.value_size:
-            raise UsageError(f"{args.table}: the {variant} layout ({VARIANTS[variant].value_size}"
-                             f"-byte values); agent {inst.name} was loaded with {inst.variant} "
-                             f"({inst.value_size} bytes): unload and load")
-    read_ms = (time.perf_counter() - t0) * 1e3
-    diff = diff_tables(read_current(inst), records)
-    up = swap_table(inst, records, on_update=args.on_update)
-    inst.table = str(args.table)
-    loader.save(inst)
+    inst, up, diff, read_ms = update_saved(args.name, args.table, args.host, args.on_update)
     doc = {"name": inst.name, "generation": up.generation, "swapped_at": inst.swapped_at,
            "swap_ms": up.swap_ms, "update_ms": up.update_ms, "cleanup_ms": up.cleanup_ms,
-           "read_ms": read_ms,
-           "entries": len(records), "old_table_id": up.old_id, "new_table_id": up.new_id,
+           "read_ms": read_ms, "entries": len(up.records), "old_table_id": up.old_id,
+           "new_table_id": up.new_id,
            "diff": {"added": len(diff.added), "removed": len(diff.removed),
                     "changed": len(diff.changed), "unchanged": diff.unchanged,
                     "paths_kept": diff.slots_kept, "paths_moved": diff.slots_moved},
@@ -218,7 +199,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     print(f"{inst.name}: table generation {up.generation} swapped in at {inst.swapped_at}: "
           f"swap {up.swap_ms:.3f} ms, update {up.update_ms:.2f} ms (the new table filled "
           f"and swapped in; read and checked before in {read_ms:.1f} ms; the old one emptied "
-          f"after {up.cleanup_ms:.1f} ms); {len(records)} destinations: {diff.summary()}; "
+          f"after {up.cleanup_ms:.1f} ms); {len(up.records)} destinations: {diff.summary()}; "
           f"connections on a removed path: {inst.on_update}")
     return 0
 

@@ -229,10 +229,11 @@ def saved_names() -> List[str]:
 def forget(name: str) -> None:
     """Remove ``name``'s record (and temporary copies a killed writer left beside it)."""
     d = state_dir()
-    try:
-        os.unlink(_path(name))
-    except FileNotFoundError:
-        pass
+    for p in (_path(name), d / f".{name}.update.lock"):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
     if d.is_dir():
         for p in d.glob(f".{name}.json.p*.tmp"):
             try:

@@ -33,19 +33,24 @@ moves it to the entry's first valid slot (``repath``) or marks it for its next R
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
+import fcntl
+import os
+import threading
 import time
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Protocol, Sequence, Tuple
 
 from ..errors import HostAgentError, UsageError
+from ..export import VARIANTS
 from ..export.layout import SLOT_SIZE, SLOTS_OFFSET
 from . import bpfsys
 from . import maps as M
 from .record import Install
 
 __all__ = ["TableDiff", "diff_tables", "slot_srhs", "Kernel", "Update", "BpfKernel",
-           "swap_table", "read_current", "STATES"]
+           "swap_table", "read_current", "update_saved", "STATES"]
 
 Records = Sequence[Tuple[bytes, bytes]]
 STATES = ("ready", "filled", "swapped", "done", "failed")
@@ -288,12 +293,66 @@ class BpfKernel:
         standby emptied (no program reads it)."""
         t0 = time.perf_counter()
         if old_id is None:
+            if (self.generation() & 1) == 1 - (self.gen & 1):
+                return 0.0  # another update swapped this table in meanwhile: never empty it
             self._empty(table)
         else:
             old = self.gen & 1
             self.grace_period(old)
             self._empty(self._slot(old))
         return (time.perf_counter() - t0) * 1e3
+
+
+_PRIVATE_LOCK = threading.Lock()
+
+
+def update_saved(name: str, table: Any, host: Optional[str] = None,
+                 on_update: Optional[str] = None) -> Tuple[Install, Update, TableDiff, float]:
+    """``tpcstudy agent update``: under the agent's update lock, its record read, ``table``'s
+    records for its host (or ``host``) read and checked, the swap, the record saved. Returns the
+    install, the update, the diff and the milliseconds the table took to read and check."""
+    from .loader import read_table
+    from .record import read_saved, save
+
+    inst = read_saved(name)
+    with _update_lock(inst):
+        inst = read_saved(name)  # again: another update may have saved it meanwhile
+        if inst.state != "loaded":
+            raise UsageError(f"agent {name!r} is not loaded (state {inst.state}): unload it")
+        t0 = time.perf_counter()
+        variant, records = read_table(table, host or inst.host)
+        if VARIANTS[variant].value_size != inst.value_size:
+            raise UsageError(f"{table}: the {variant} layout ({VARIANTS[variant].value_size}-"
+                             f"byte values); agent {name} was loaded with {inst.variant} "
+                             f"({inst.value_size} bytes): unload and load")
+        read_ms = (time.perf_counter() - t0) * 1e3
+        diff = diff_tables(read_current(inst), records)
+        up = swap_table(inst, records, on_update=on_update, lock=False)
+        inst.table = str(table)
+        save(inst)
+    return inst, up, diff, read_ms
+
+
+@contextlib.contextmanager
+def _update_lock(inst: Install) -> Iterator[None]:
+    """An exclusive lock on ``<state dir>/.NAME.update.lock`` (waited for): two updates of one
+    agent would fill the same standby. A private install (the emulator's, no record, driven by
+    the one process that loaded it) takes a lock of this process instead: no file."""
+    from .record import state_dir
+
+    if inst.private:
+        with _PRIVATE_LOCK:
+            yield
+        return
+    d = state_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(d / f".{inst.name}.update.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+                 | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def read_current(inst: Install) -> List[Tuple[bytes, bytes]]:
@@ -304,21 +363,22 @@ def read_current(inst: Install) -> List[Tuple[bytes, bytes]]:
         return [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]
 
 
-def swap_table(inst: Install, records: Records, *, on_update: Optional[str] = None
-               ) -> Update:
+def swap_table(inst: Install, records: Records, *, on_update: Optional[str] = None,
+               lock: bool = True) -> Update:
     """Replace ``inst``'s table by ``records`` (module docstring); ``inst`` updated (its
     generation, swap time and duration, the table's map id, entries)."""
     from .loader import _max_srh
 
     if on_update is not None and on_update not in M.ON_UPDATE:
         raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(M.ON_UPDATE)}")
-    k = BpfKernel(inst)
-    try:
-        if on_update is not None:
-            k.set_on_update(on_update)
-        up = Update(k, list(records), _max_srh(records), on_update).run()
-    finally:
-        k.close()
+    with _update_lock(inst) if lock else contextlib.nullcontext():  # they share the standby
+        k = BpfKernel(inst)
+        try:
+            if on_update is not None:
+                k.set_on_update(on_update)
+            up = Update(k, list(records), _max_srh(records), on_update).run()
+        finally:
+            k.close()
     inst.generation = up.generation
     inst.swapped_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
     inst.swap_ms, inst.update_ms = round(up.swap_ms, 4), round(up.update_ms, 4)
