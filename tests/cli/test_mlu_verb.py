@@ -14,7 +14,7 @@ from tpcstudy.cli import main
 from tpcstudy.cli.options import out_slug, split_topo
 from tpcstudy.models.demands import demand_matrix
 from tpcstudy.io import read_demands
-from tpcstudy.mlu import min_mlu
+from tpcstudy.models.mlu import min_mlu
 
 
 def _rows(folder: Path):

@@ -15,7 +15,7 @@ from tpcstudy.cli import main
 from tpcstudy.errors import DataError, UsageError
 from tpcstudy.io import DATASETS, read_demands, topology_files
 from tpcstudy.io.sndlib import SNDLIB, convert
-from tpcstudy.mlu import min_mlu
+from tpcstudy.models.mlu import min_mlu
 
 topohub = pytest.importorskip("topohub", reason="the [sndlib] extra (topohub) is not installed")
 
