@@ -12,8 +12,8 @@ import pytest
 from tpcstudy import read_topology
 from tpcstudy.cli import main
 from tpcstudy.cli.options import out_slug, split_topo
-from tpcstudy.models.demands import demand_matrix
 from tpcstudy.io import read_demands
+from tpcstudy.models.demands import demand_matrix
 from tpcstudy.models.mlu import min_mlu
 
 
