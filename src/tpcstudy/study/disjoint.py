@@ -67,8 +67,9 @@ from ..topology import Topology, prune
 from . import paper
 from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
+from .folderlock import folder_lock
 from .provenance import write_meta
-from .store import ERROR, STATUS, ResultStore, cell_number, discard_results, folder_lock, read_results
+from .store import ERROR, STATUS, ResultStore, cell_number, discard_results, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",

@@ -35,6 +35,7 @@ from ..paths import segment_limit
 from ..rules import check_links, check_rules
 from ..topology import prune
 from .executors import TaskExecutor
+from .folderlock import folder_lock
 from .maxflow_summary import (
     AGGREGATES,
     LEVEL,
@@ -52,7 +53,7 @@ from .maxflow_summary import (
     summary_line,
 )
 from .provenance import write_meta
-from .store import ResultStore, discard_results, folder_lock, read_results
+from .store import ResultStore, discard_results, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",

@@ -38,8 +38,9 @@ from ..paths import segment_limit
 from ..rules import check_links, check_rules
 from ..unsplit import sr_unsplit
 from .executors import TaskExecutor
+from .folderlock import folder_lock
 from .provenance import write_meta
-from .store import ResultStore, cell_number, discard_results, folder_lock, read_results
+from .store import ResultStore, cell_number, discard_results, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["MLU_STUDY_MODELS", "GENERATED", "COLUMNS", "KEY", "MLUConfig", "demand_matrix",
