@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -75,3 +76,16 @@ def test_too_many_seeds_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     rc, err, secs = _run(capsys, [*argv, "--out", str(tmp_path / "o")])
     assert rc == 2 and "--seeds 100000000: at most 10000 draws" in err and secs < 1.0, err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_special_plan_file_is_said_so(tmp_path: Path) -> None:
+    from tpcstudy.errors import PlanError
+    from tpcstudy.export import read_plan
+
+    fifo = tmp_path / "plan.json"
+    os.mkfifo(fifo)
+    for path, words in ((fifo, "a FIFO (named pipe)"), (Path("/dev/zero"), "a character device")):
+        t0 = time.monotonic()
+        with deadline(5), pytest.raises(PlanError, match=re.escape(f"{words}, not a regular file")):
+            read_plan(path)
+        assert time.monotonic() - t0 < 1.0

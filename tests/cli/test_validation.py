@@ -76,7 +76,7 @@ def test_files_that_are_not_utf8(zoo_installed: Path, tmp_path: Path,
     assert rc == 1 and "bad.txt:2: not UTF-8 text" in err and "Traceback" not in err
     rc = main(["export", "--topo", "zoo/Abilene", "--plan", str(bad), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert rc == 1 and "bad.txt: not UTF-8 text" in err and "Traceback" not in err
+    assert rc == 1 and "bad.txt:2: byte 0xff at offset 19 is not UTF-8 text" in err and "Traceback" not in err
 
 
 def test_inspect_next_to_a_stale_plan(zoo_installed: Path, tmp_path: Path,

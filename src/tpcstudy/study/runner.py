@@ -17,9 +17,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..errors import TpcStudyError
 from ..models.demands import demands_file
 from .executors import TaskExecutor
+from .folderlock import folder_lock
 from .kinds import kind as kind_of
 from .provenance import write_meta
-from .store import ResultStore, discard_results, folder_lock, read_results
+from .store import ResultStore, discard_results, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
 __all__ = ["by_size", "topology_tasks", "task_demands", "run_study"]

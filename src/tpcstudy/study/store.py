@@ -9,6 +9,7 @@ Output folder layout::
                                (file hash and resolved options) that produced them
     out_dir/results.csv        every part's rows, sorted by the key columns (rebuilt atomically)
     out_dir/.lock              held (``flock``) by the one run writing the folder; holds its pid
+                               (:mod:`.folderlock`)
 
 Every write goes to a temporary file in the same folder, is flushed, then renamed over the
 target (``os.replace``); ``results.csv`` and ``meta.json`` are ``fsync``-ed first, the part
@@ -21,9 +22,7 @@ instead.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import fcntl
 import io
 import math
 import os
@@ -31,11 +30,12 @@ import re
 import shutil
 import stat
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import InputFileError, UsageError
 from ..io import atomic_write_text, csv_cell, remove_dead_temporaries
 from ..io.bounded import clip, read_bounded_json, read_bounded_text
+from .folderlock import folder_lock, folder_writer
 from .kinds import KINDS as _REGISTRY
 from .kinds import kind as _kind
 from .provenance import read_meta, write_meta
@@ -45,71 +45,6 @@ __all__ = ["ResultStore", "read_results", "discard_results", "Results", "load_re
            "open_store"]
 
 _INPUT = "# input: "
-
-
-@contextlib.contextmanager
-def folder_lock(out_dir: Union[str, Path]) -> Iterator[Path]:
-    """Hold the one-writer lock of a results folder (``out_dir/.lock``) for the block.
-
-    The lock is an advisory ``flock`` on ``.lock``, which holds the holder's pid; the kernel
-    drops it when the holder exits, however it exits, so a killed run never leaves it taken.
-
-    Raises
-    ------
-    UsageError
-        Another run holds the lock (the message names its pid).
-    """
-    out = Path(out_dir)
-    if str(out_dir) == "":
-        raise UsageError("--out '': name a results folder")
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / ".lock"
-    try:  # a results folder may be shared: never follow a link planted as .lock
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot open the folder's lock ({exc.strerror}; a link?)") \
-            from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"{path}: not a regular file")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise UsageError(f"{out}: another tpcstudy run (pid {holder}) is writing this folder; "
-                             "wait for it, stop it, or use another --out") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        yield out
-    finally:
-        os.close(fd)
-
-
-def folder_writer(out_dir: Union[str, Path]) -> Optional[int]:
-    """The pid of the live run writing ``out_dir`` (holding its ``.lock``), else ``None``.
-
-    Read from the kernel's table of locks (``/proc/locks``), not by taking the lock: a reader
-    never makes a starting run fail, and a dead run's pid left in ``.lock`` does not count."""
-    try:
-        st = os.lstat(Path(out_dir) / ".lock")
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        table = read_bounded_text("/proc/locks", 64 << 20, what="lock table")
-    except (OSError, InputFileError):
-        return None
-    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
-    for line in table.splitlines():
-        parts = line.split()
-        if "FLOCK" not in parts or "->" in parts:  # a waiter, not the holder
-            continue
-        i = parts.index("FLOCK")
-        try:
-            pid, (major, minor, ino) = int(parts[i + 3]), parts[i + 4].split(":")
-            if (int(major, 16), int(minor, 16), int(ino)) == want:
-                return pid
-        except (IndexError, ValueError):
-            continue
-    return None
 
 
 class _Damaged(Exception):

@@ -34,7 +34,8 @@ from ...errors import UsageError
 from ...export.addressing import AddressPlan, read_plan
 from ...io import read_topologies, write_csv
 from ...pairs import heavy_pairs
-from ...study.store import folder_lock, open_store, read_results
+from ...study.folderlock import folder_lock
+from ...study.store import open_store, read_results
 from ...study.tasks import Task, run_tasks
 from ...topology import Topology, prune
 from ..network.checks import system_info
