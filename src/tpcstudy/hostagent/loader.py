@@ -179,12 +179,12 @@ def _max_srh(records: Sequence[Tuple[bytes, bytes]]) -> int:
     return best
 
 
-def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = None,
+def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.SlotPolicy] = None,
          netns: Optional[str] = None, interfaces: Optional[Sequence[str]] = None,
          mtu: Optional[int] = None, private: bool = False, name: Optional[str] = None,
          pins: str = DEFAULT_PINS) -> Install:
     """Install the agent for ``host`` (module docstring)."""
-    policy = (policy or M.Policy()).check()
+    policy = (policy or M.SlotPolicy()).check()
     name = name or host
     if not name.replace("-", "").replace("_", "").isalnum() or len(name) > 64:
         raise UsageError(f"agent name {name!r}: letters, digits, '-' and '_'")
@@ -317,7 +317,7 @@ def status(inst: Install) -> Dict[str, Any]:
             "entries": len(_dump(inst.map_ids[VARIANTS[inst.variant].map_name]))}
 
 
-def reconfigure(inst: Install, *, policy: Optional[M.Policy] = None,
+def reconfigure(inst: Install, *, policy: Optional[M.SlotPolicy] = None,
                 records: Optional[Sequence[Tuple[bytes, bytes]]] = None) -> None:
     """Change a loaded agent in place (by map id): a new policy (``tpc_config``; weighted round
     robin starts over) and/or new destination entries (the map emptied, then ``records``

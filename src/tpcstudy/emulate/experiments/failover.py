@@ -41,6 +41,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export import path_table
+from ...export.layout import srh_bytes
 from ...hostagent.loader import status
 from ...metrics import quantile_inf
 from ...paths import segment_ratios
@@ -49,7 +50,6 @@ from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Changer, Transfer, run_traffic
 from ..network.lifecycle import Emulation
-from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num, read_plan_file, topology_units
 from .repeats import Metric
 
@@ -262,14 +262,14 @@ def _with_agents(table: Any, settings: FailoverSettings) -> Any:
     """The unit's preparation with BPF host agents: the table exported (bpf) into a temporary
     folder and loaded on every source router (slot 0 first, NRTOChanger(N) in the kernel)."""
     from ...export import write_paths
-    from ...hostagent.maps import Policy
+    from ...hostagent.maps import SlotPolicy
     from ..network.hostagent import install_agents
 
     def prepare(emu: Emulation) -> None:
         with tempfile.TemporaryDirectory(prefix="tpcstudy-failover-") as tmp:
             write_paths(table, tmp, formats="bpf")
             emu.agents.update(install_agents(emu, Path(tmp),
-                                             policy=Policy("first", nrto=settings.n)))
+                                             policy=SlotPolicy("first", nrto=settings.n)))
         emu.wait_quiet()
 
     return prepare

@@ -47,6 +47,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export import path_table
+from ...export.layout import srh_bytes
 from ...metrics import jain_index, quantile_inf
 from ...models.maxflow import max_flow
 from ...policies import make_policy, parse_policy
@@ -56,7 +57,6 @@ from ..agent.client import Transfer, queue_watch, run_traffic
 from ..agent.protocol import PolicySpec
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
-from ..network.srh import srh_bytes
 from .harness import (
     PAIRS_RULE,
     Experiment,

@@ -26,6 +26,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ...errors import EmulationError, UsageError
+from ...export.layout import srh_bytes
 from ...metrics import jain_index
 from ...study.kinds import KINDS
 from ...study.tasks import Task
@@ -34,7 +35,6 @@ from ..network.handmade import Scenario, dumbbell
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
 from ..network.spec import NetworkSpec
-from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num
 from .repeats import SHARE, Metric
 from .throughput import mptcp_model_value

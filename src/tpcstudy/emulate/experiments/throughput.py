@@ -54,6 +54,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
+from ...export.layout import srh_bytes
 from ...models.maxflow import MaxFlowResult, max_flow
 from ...study.kinds import KINDS
 from ...study.tasks import Task
@@ -61,7 +62,6 @@ from ...topology import Topology
 from ..agent.client import Transfer, run_traffic
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
-from ..network.srh import srh_bytes
 from .bpf_placement import bpf_transfers
 from .budget import (
     MAX_CONNECTIONS,

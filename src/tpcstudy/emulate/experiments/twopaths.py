@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ...errors import UsageError
+from ...export.layout import srh_bytes
 from ...metrics import multihoming_metrics, quantile_inf
 from ...policies import make_policy, parse_policy
 from ...study.tasks import Task
@@ -39,7 +40,6 @@ from ..agent.client import TrafficResult, Transfer, queue_watch, run_traffic
 from ..agent.protocol import PolicySpec
 from ..network.handmade import two_sites
 from ..network.lifecycle import Emulation
-from ..network.srh import srh_bytes
 from .harness import Experiment, Log, Row, Unit, num
 from .policies import COLUMNS, KEY, KIND
 from .repeats import SHARE, Metric, draw_seed

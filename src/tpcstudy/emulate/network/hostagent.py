@@ -15,7 +15,7 @@ from typing import Dict, Optional, Sequence
 
 from ...export.bpf import read_index
 from ...hostagent.loader import Install, load
-from ...hostagent.maps import Policy
+from ...hostagent.maps import SlotPolicy
 from .lifecycle import Emulation
 from .spec import HOST_NIC
 
@@ -28,7 +28,7 @@ def table_hosts(table: Path) -> Sequence[str]:
     return list(read_index(dirs[0])[1]) if dirs else []
 
 
-def install_agents(emu: Emulation, table: Path, *, policy: Policy,
+def install_agents(emu: Emulation, table: Path, *, policy: SlotPolicy,
                    routers: Optional[Sequence[str]] = None) -> Dict[str, Install]:
     """Load the agent on every source router of ``table`` (or ``routers``) of ``emu``'s
     network: its cgroup (:meth:`Emulation.cgroup`), its namespace, and the hosts' NIC
