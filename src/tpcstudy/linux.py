@@ -1,17 +1,20 @@
 """Two Linux primitives that the emulator's kernel plumbing and the BPF host agent share:
-entering a network namespace (``setns(2)``) and moving a process into a cgroup v2.
+entering a network namespace (``setns(2)``; the one home: :func:`join_netns`, :func:`in_netns`,
+:func:`netns_kept`) and moving a process into a cgroup v2.
 
 A leaf module (standard library only): the traffic agent's processes import it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterator, Optional, Union
 
-__all__ = ["NETNS_DIR", "CGROUP_ROOT", "CLONE_NEWNET", "setns", "enter_netns_fd",
+__all__ = ["NETNS_DIR", "CGROUP_ROOT", "CLONE_NEWNET", "setns", "enter_netns_fd", "join_netns",
+           "netns_kept", "in_netns", "thread_netns_fd",
            "join_cgroup", "cgroup_of"]
 
 #: Where ``ip netns add`` bind-mounts named namespaces.
@@ -59,6 +62,48 @@ def enter_netns_fd(name: str) -> int:
     if not name or "/" in name or name in (".", ".."):
         raise ValueError(f"network namespace name {name!r}")
     return os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def thread_netns_fd() -> int:
+    """An open descriptor of the calling thread's own network namespace."""
+    return os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+
+
+def join_netns(name: str) -> None:
+    """Move the calling thread into the named network namespace (``/run/netns/NAME``).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such namespace. ``ValueError``: not a namespace name.
+    """
+    fd = enter_netns_fd(name)
+    try:
+        setns(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def netns_kept() -> Iterator[None]:
+    """The body may move this thread into other network namespaces (:func:`join_netns`): it is
+    back in its own afterwards, also after an exception."""
+    own = thread_netns_fd()
+    try:
+        yield
+    finally:
+        try:
+            setns(own)
+        finally:
+            os.close(own)
+
+
+@contextlib.contextmanager
+def in_netns(name: str) -> Iterator[None]:
+    """Run the body with this thread inside the named network namespace, then back."""
+    with netns_kept():
+        join_netns(name)
+        yield
 
 
 def join_cgroup(path: Union[str, Path], pid: int = 0) -> None:

@@ -8,6 +8,7 @@ import math
 import statistics
 from typing import Any, Dict, List, Mapping, Sequence
 
+from ..study.store import cell_float
 from .common import COLORS, axes_for, caption, cdf
 
 __all__ = ["plot_mlu"]
@@ -15,23 +16,16 @@ __all__ = ["plot_mlu"]
 _SHADES = ("#9ecae1", "#4292c6", "#08519c", "#08306b")
 
 
-def _f(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def _series(r: Mapping[str, Any]) -> str:
-    k = _f(r.get("k"))
+    k = cell_float(r.get("k"))
     return f"{r.get('model')} k={int(k)}" if k == k else str(r.get("model"))
 
 
 def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     """The panels (module docstring)."""
-    ok = [r for r in rows if r.get("status") == "ok" and math.isfinite(_f(r.get("mlu")))]
-    gaps = [100 * _f(r.get("gap")) for r in ok if r.get("model") == "sr-unsplit"
-            and math.isfinite(_f(r.get("gap")))]
+    ok = [r for r in rows if r.get("status") == "ok" and math.isfinite(cell_float(r.get("mlu")))]
+    gaps = [100 * cell_float(r.get("gap")) for r in ok if r.get("model") == "sr-unsplit"
+            and math.isfinite(cell_float(r.get("gap")))]
     fig, axes = axes_for(ax, 3 if gaps else 2, width=4.6, height=4.2)
     series: Dict[str, List[Mapping[str, Any]]] = {}
     for r in ok:
@@ -47,7 +41,7 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     for s, sel in series.items():
         if s == "ecmp":
             continue
-        red = [_f(r.get("reduction")) for r in sel if math.isfinite(_f(r.get("reduction")))]
+        red = [cell_float(r.get("reduction")) for r in sel if math.isfinite(cell_float(r.get("reduction")))]
         if red:
             cdf(a, red, color=color(s), label=f"{s}: median {statistics.median(red):.1f} %")
     a.set_xlabel("MLU reduction over plain ECMP (%)")
@@ -55,7 +49,7 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     a.set_title("How much SR lowers the maximum utilisation", fontsize=10)
     a.legend(fontsize=8, loc="lower right")
     for s, sel in series.items():
-        cdf(b, [_f(r["mlu"]) for r in sel], color=color(s), label=s)
+        cdf(b, [cell_float(r["mlu"]) for r in sel], color=color(s), label=s)
     b.set_xlabel("maximum link utilisation")
     b.set_ylabel("share of topologies (and draws)")
     b.set_title("MLU of each model", fontsize=10)

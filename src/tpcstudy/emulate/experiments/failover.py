@@ -46,11 +46,12 @@ from ...hostagent.loader import status
 from ...metrics import quantile_inf
 from ...paths import segment_ratios
 from ...study.kinds import KINDS
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Changer, Transfer, run_traffic
 from ..network.lifecycle import Emulation
-from .harness import Experiment, Log, Row, Unit, num, read_plan_file, topology_units
+from .harness import Experiment, Log, Row, Unit, read_plan_file, topology_units
 from .repeats import Metric
 
 __all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time",
@@ -339,7 +340,7 @@ def recovery_summary(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
         sel = [r for r in rows if r.get("strategy") == name]
         if not sel:
             continue
-        vals = [num(r.get("recovery_s")) for r in sel
+        vals = [cell_float(r.get("recovery_s")) for r in sel
                 if r.get("status") in ("ok", "not recovered")]
         vals = sorted(v for v in vals if not math.isnan(v))
         fin = [v for v in vals if math.isfinite(v)]

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import List, Optional, Sequence
 
-from ...linux import enter_netns_fd, join_cgroup, setns
+from ...linux import join_cgroup, join_netns
 
 __all__ = ["launch_argv", "main"]
 
@@ -33,11 +33,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     netns, cgroup, program = args[0], args[1], args[3:]
     try:
-        fd = enter_netns_fd(netns)
-        try:
-            setns(fd)
-        finally:
-            os.close(fd)
+        join_netns(netns)
         if cgroup != "-":
             join_cgroup(cgroup)
     except (OSError, ValueError) as exc:
