@@ -1,18 +1,24 @@
-"""Two Linux primitives that the emulator's kernel plumbing and the BPF host agent share:
-entering a network namespace (``setns(2)``) and moving a process into a cgroup v2.
+"""Three Linux primitives that the emulator's kernel plumbing and the BPF host agent share:
+entering a network namespace (``setns(2)``; the one home: :func:`join_netns`, :func:`in_netns`,
+:func:`netns_kept`), moving a process into a cgroup v2, and dying with one's parent
+(:func:`die_with_parent`: the study's workers, the traffic agent, every process an emulated host
+runs).
 
 A leaf module (standard library only): the traffic agent's processes import it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import signal
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterator, Optional, Union
 
-__all__ = ["NETNS_DIR", "CGROUP_ROOT", "CLONE_NEWNET", "setns", "enter_netns_fd",
-           "join_cgroup", "cgroup_of"]
+__all__ = ["NETNS_DIR", "CGROUP_ROOT", "CLONE_NEWNET", "setns", "enter_netns_fd", "join_netns",
+           "netns_kept", "in_netns", "thread_netns_fd",
+           "join_cgroup", "cgroup_of", "die_with_parent", "PR_SET_PDEATHSIG"]
 
 #: Where ``ip netns add`` bind-mounts named namespaces.
 NETNS_DIR = Path("/run/netns")
@@ -59,6 +65,62 @@ def enter_netns_fd(name: str) -> int:
     if not name or "/" in name or name in (".", ".."):
         raise ValueError(f"network namespace name {name!r}")
     return os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def thread_netns_fd() -> int:
+    """An open descriptor of the calling thread's own network namespace."""
+    return os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+
+
+def join_netns(name: str) -> None:
+    """Move the calling thread into the named network namespace (``/run/netns/NAME``).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such namespace. ``ValueError``: not a namespace name.
+    """
+    fd = enter_netns_fd(name)
+    try:
+        setns(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def netns_kept() -> Iterator[None]:
+    """The body may move this thread into other network namespaces (:func:`join_netns`): it is
+    back in its own afterwards, also after an exception."""
+    own = thread_netns_fd()
+    try:
+        yield
+    finally:
+        try:
+            setns(own)
+        finally:
+            os.close(own)
+
+
+@contextlib.contextmanager
+def in_netns(name: str) -> Iterator[None]:
+    """Run the body with this thread inside the named network namespace, then back."""
+    with netns_kept():
+        join_netns(name)
+        yield
+
+
+#: ``prctl(2)``'s option: the signal this process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent (pid ``parent``) dies, however it
+    dies (``prctl(PR_SET_PDEATHSIG)``; kept across ``execve``); exit at once if the parent
+    already died before the request. Without ``prctl`` (not Linux) only that check."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if parent and os.getppid() != parent:
+        os._exit(1)
 
 
 def join_cgroup(path: Union[str, Path], pid: int = 0) -> None:

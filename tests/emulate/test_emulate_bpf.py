@@ -134,11 +134,11 @@ def test_an_unmodified_program_uses_the_table(abilene):
     from tpcstudy import read_plan
     from tpcstudy.emulate.network.hostagent import install_agents
     from tpcstudy.hostagent.loader import status
-    from tpcstudy.hostagent.maps import Policy
+    from tpcstudy.hostagent.maps import SlotPolicy
 
     spec = network_spec(t, read_plan(table / "plan.json"), prefix=new_prefix())
     with Emulation(spec) as emu:
-        agents = install_agents(emu, table, policy=Policy("first"), routers=["Seattle"])
+        agents = install_agents(emu, table, policy=SlotPolicy("first"), routers=["Seattle"])
         server = emu.spawn(launch_argv(spec.router("New York").netns,
                                        str(emu.cgroup("New York")),
                                        [sys.executable, "-m", "http.server", "8080", "--bind",

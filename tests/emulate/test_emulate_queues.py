@@ -82,7 +82,7 @@ def test_monitor_sees_the_loaded_path() -> None:
     from tpcstudy.emulate.network.lifecycle import Emulation, new_prefix
     from tpcstudy.emulate.network.netlink import NETLINK_ROUTE, QueueMonitor
     from tpcstudy.emulate.network.spec import network_spec
-    from tpcstudy.emulate.network.srh import srh_bytes
+    from tpcstudy.export.layout import srh_bytes
 
     sc = two_sites()
     plan = sc.plan

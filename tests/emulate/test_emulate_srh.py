@@ -16,6 +16,7 @@ from tpcstudy.emulate.experiments.throughput import lp_solution
 from tpcstudy.emulate.network import srh as SR
 from tpcstudy.emulate.network.handmade import six_paths
 from tpcstudy.export import encode_value
+from tpcstudy.export import layout as L
 
 from helpers import path_record
 
@@ -25,27 +26,27 @@ ADDRS = [f"fc00::{i:x}" for i in range(1, 10)]
 @pytest.mark.parametrize("n", range(1, 10))
 def test_srh_bytes_equal_the_exported_slot_cut_to_its_length(n):
     segs = ADDRS[:n]
-    want = SR.srh_bytes(segs)
-    assert len(want) == SR.srh_length(n) == (want[1] + 1) * 8 == 8 + 16 * (n + 1)
+    want = L.srh_bytes(segs)
+    assert len(want) == L.srh_length(n) == (want[1] + 1) * 8 == 8 + 16 * (n + 1)
     for variant in ("n_rto", "exp3_lowest_completion", "exp3_lowest_delay"):
         value = encode_value("fd00::/64", [path_record(ADDRS[:1]), path_record(segs)], variant)
         assert SR.slot_srh(value, 1) == want
-        assert SR.slot_srh(value, 0) == SR.srh_bytes(ADDRS[:1])
-    assert SR.srh_segments(want) == [ipaddress.IPv6Address(a) for a in segs]
+        assert SR.slot_srh(value, 0) == L.srh_bytes(ADDRS[:1])
+    assert L.srh_segments(want) == [ipaddress.IPv6Address(a) for a in segs]
 
 
 def test_srh_layout_by_hand():
-    b = SR.srh_bytes(["fc00::a", "fc00::b"])  # visit a, then b (the egress)
+    b = L.srh_bytes(["fc00::a", "fc00::b"])  # visit a, then b (the egress)
     assert len(b) == 56
     assert struct.unpack_from("<BBBBBBH", b) == (0, 6, 4, 2, 2, 0, 0)
     assert b[8:24] == bytes(16)  # segments[0]: the kernel writes the destination here
     assert b[24:40] == ipaddress.IPv6Address("fc00::b").packed  # segments[1] = last
     assert b[40:56] == ipaddress.IPv6Address("fc00::a").packed  # segments[n] = first hop
-    assert len(SR.srh_bytes(["fc00::1"])) == 40  # the 40 bytes that cost MSS 1428 -> 1388
+    assert len(L.srh_bytes(["fc00::1"])) == 40  # the 40 bytes that cost MSS 1428 -> 1388
     with pytest.raises(UsageError):
-        SR.srh_bytes([])
+        L.srh_bytes([])
     with pytest.raises(UsageError):
-        SR.srh_segments(b"\x00\x06\x00\x02\x02\x00\x00\x00" + bytes(48))  # type 0
+        L.srh_segments(b"\x00\x06\x00\x02\x02\x00\x00\x00" + bytes(48))  # type 0
 
 
 # ----------------------------------------------------------------- placement

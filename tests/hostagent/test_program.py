@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from tpcstudy.emulate.network.srh import srh_bytes
 from tpcstudy.export import VARIANTS
+from tpcstudy.export.layout import srh_bytes
 from tpcstudy.hostagent import maps as M
 from tpcstudy.hostagent.bpffs import run_steps
 from tpcstudy.hostagent.program import LAYOUTS, build, object_for
@@ -36,16 +36,16 @@ def test_own_maps_match_the_c_structs():
     assert M.CONN_KEY.size == 36  # struct conn_key: 2 x 16 + 2 x 2
     assert M.CONN_VALUE.size == 224  # struct conn: 4 x 4 + 8 + 16 + 168 + 4 x 4
     assert M.CONFIG.size == 32
-    cfg = M.config_bytes(M.parse_policy("weighted:0.25", nrto=3), mtu=1500, max_srh=56)
+    cfg = M.config_bytes(M.parse_slot_policy("weighted:0.25", nrto=3), mtu=1500, max_srh=56)
     assert struct.unpack("<8I", cfg) == (2, 0, 1 << 18, 3, 1500, 56, 0, 0)
-    cfg = M.config_bytes(M.parse_policy("first"), mtu=1500, max_srh=56, on_update="keep")
+    cfg = M.config_bytes(M.parse_slot_policy("first"), mtu=1500, max_srh=56, on_update="keep")
     assert struct.unpack("<8I", cfg)[6] == 1
     with pytest.raises(Exception, match="on-update"):
-        M.config_bytes(M.parse_policy("first"), mtu=1500, max_srh=56, on_update="later")
-    assert M.parse_policy("slot:3").slot == 3 and M.parse_policy("wrr").kind == "wrr"
+        M.config_bytes(M.parse_slot_policy("first"), mtu=1500, max_srh=56, on_update="later")
+    assert M.parse_slot_policy("slot:3").slot == 3 and M.parse_slot_policy("wrr").kind == "wrr"
     for bad in ("slot:9", "slot:x", "weighted:2", "fastest", "first:1"):
         with pytest.raises(Exception, match="slot|gamma|policy|choose"):
-            M.parse_policy(bad)
+            M.parse_slot_policy(bad)
     key = M.conn_key("fd00::1", "fd00::2", 40000, 5201)
     assert key[32:] == bytes.fromhex("9c40 1451")  # ports in network order
     field = srh_bytes(["fc00::a", "fc00::b"])

@@ -98,9 +98,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_load(args: argparse.Namespace) -> int:
     from ..hostagent import loader
-    from ..hostagent.maps import parse_policy
+    from ..hostagent.maps import parse_slot_policy
 
-    policy = parse_policy(args.policy, nrto=args.nrto)
+    policy = parse_slot_policy(args.policy, nrto=args.nrto)
     name = args.name or args.host.replace(" ", "_")
     ifaces = [x.strip() for x in args.interfaces.split(",") if x.strip()] if args.interfaces \
         else None

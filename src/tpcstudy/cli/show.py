@@ -11,11 +11,11 @@ import math
 from pathlib import Path
 from typing import Any, Dict, List
 
-from ..emulate.experiments.harness import caveats, num
+from ..emulate.experiments.harness import caveats
 from ..errors import UsageError
 from ..io import read_bounded
 from ..study.kinds import kind
-from ..study.store import Results, load_results
+from ..study.store import Results, cell_float, load_results
 from ..study.summary import failed_rows, plain, provenance, summary_data, summary_line, summary_text
 
 #: summary.csv and verdicts.csv hold one row per arm or pair: far below this.
@@ -98,7 +98,7 @@ def _emulate(results: Results, as_json: bool) -> str:
             lines.append(" | ".join([_label(r.get(c, "")) for c in labels]
                                     + [_cell(r, m) for m in metrics]))
     differ = [v for v in verdicts if v.get("verdict") not in ("tie", "", None)]
-    single = [v for v in verdicts if not num(v.get("draws")) >= 2]  # one draw's "tie": nothing
+    single = [v for v in verdicts if not cell_float(v.get("draws")) >= 2]  # one draw's "tie": nothing
     if verdicts:
         lines.append("")
         if len(single) == len(verdicts):

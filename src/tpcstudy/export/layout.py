@@ -13,7 +13,7 @@ import dataclasses
 import ipaddress
 import math
 import struct
-from typing import Any, Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ExportError, UsageError
 
@@ -22,6 +22,7 @@ __all__ = [
     "BASE_SIZE", "WEIGHT_SIZE", "WEIGHTS_OFFSET", "SRTT_OFFSET", "SRH_TYPE", "WEIGHT_ONE",
     "KEY_SIZE", "U64_MAX", "U32_MAX", "Variant", "VARIANTS", "variant_named", "check_prefix",
     "check_paths", "encode_value", "DecodedPath", "DecodedValue", "decode_value",
+    "KERNEL_MAX_SEGMENTS", "srh_length", "srh_bytes", "srh_segments",
 ]
 
 #: Path slots per destination (docs/srh-map.md §2).
@@ -121,14 +122,48 @@ def weight_fields(w: float) -> Tuple[int, int]:
     return int(f * (1 << 64)), x + 1023
 
 
-def _srh(segments: Sequence[ipaddress.IPv6Address]) -> bytes:
-    n = len(segments)
-    out = bytearray(SRH_SIZE)
+#: Most segments one SRH can hold at all (``hdrlen`` is one byte: (255 + 1) * 8 = 8 + 16 * 127
+#: + 8); the map's field holds :data:`MAX_SEGMENTS`.
+KERNEL_MAX_SEGMENTS = 127
+
+
+def srh_length(n_segments: int) -> int:
+    """Bytes of an SRH with ``n_segments`` segments (plus the reserved slot 0)."""
+    return 8 + 16 * (n_segments + 1)
+
+
+def srh_bytes(segments: Sequence[Any], size: Optional[int] = None) -> bytes:
+    """The one encoding of a Segment Routing Header (RFC 8754), segments in visit order (the
+    egress router last): ``segments[0]`` all zeros (the kernel writes the real destination there
+    when sending), ``segments[k] = w(n - k + 1)``, ``hdrlen = 2 (n + 1)``, ``segments_left =
+    first_segment = n``, type :data:`SRH_TYPE`. Exactly :func:`srh_length` bytes (what a socket
+    takes), or zero-padded to ``size`` (the map's :data:`SRH_SIZE`-byte field)."""
+    segs = [ipaddress.IPv6Address(a) for a in segments]
+    n = len(segs)
+    if not 1 <= n <= KERNEL_MAX_SEGMENTS:
+        raise UsageError(f"an SRH needs 1 to {KERNEL_MAX_SEGMENTS} segments, got {n}")
+    length = srh_length(n)
+    if size is not None and size < length:
+        raise UsageError(f"an SRH of {n} segments takes {length} bytes, more than {size}")
+    out = bytearray(length if size is None else size)
     struct.pack_into("<BBBBBBH", out, 0, 0, 2 * (n + 1), SRH_TYPE, n, n, 0, 0)
-    # segments[0] stays zero; segments[k] = w(n - k + 1): reversed, first hop in segments[n]
-    for kk, a in enumerate(reversed(list(segments)), start=1):
-        out[8 + 16 * kk:8 + 16 * (kk + 1)] = a.packed
+    for k, a in enumerate(reversed(segs), start=1):
+        out[8 + 16 * k:8 + 16 * (k + 1)] = a.packed
     return bytes(out)
+
+
+def srh_segments(srh: bytes) -> List[ipaddress.IPv6Address]:
+    """Segments (visit order) of an SRH given as exact bytes or as the agent's 168-byte field."""
+    if len(srh) < 8:
+        raise UsageError(f"an SRH is at least 8 bytes, got {len(srh)}")
+    hdrlen, typ, first = srh[1], srh[2], srh[4]
+    if typ != SRH_TYPE:
+        raise UsageError(f"routing header type {typ}, expected {SRH_TYPE} (SRH)")
+    if len(srh) < (hdrlen + 1) * 8 or hdrlen != 2 * (first + 1):
+        raise UsageError(f"SRH hdrlen {hdrlen} and first_segment {first} do not match "
+                         f"{len(srh)} bytes")
+    return [ipaddress.IPv6Address(bytes(srh[8 + 16 * k:8 + 16 * (k + 1)]))
+            for k in range(first, 0, -1)]
 
 
 def encode_value(prefix: Union[str, ipaddress.IPv6Network], paths: Sequence[Any],
@@ -157,7 +192,7 @@ def encode_value(prefix: Union[str, ipaddress.IPv6Network], paths: Sequence[Any]
     for i, p in enumerate(paths):
         off = SLOTS_OFFSET + SLOT_SIZE * i
         struct.pack_into("<IIQQ", out, off, i, 1, bws[i], int(round(p.delay_ms)))
-        out[off + 24:off + SLOT_SIZE] = _srh(p.segments)
+        out[off + 24:off + SLOT_SIZE] = srh_bytes(p.segments, SRH_SIZE)
     if v.weights:
         for i in range(MAX_PATHS):
             w = getattr(paths[i], "weight", 1.0) if i < len(paths) else 1.0

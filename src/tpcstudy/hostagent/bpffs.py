@@ -19,7 +19,7 @@ from typing import List, Sequence
 
 from ..errors import HostAgentError
 from ..export.bpf import bpffs_pin
-from ..linux import enter_netns_fd, setns
+from ..linux import join_netns, netns_kept
 
 __all__ = ["run_private", "run_steps", "check_pin", "BPFFS", "main", "TOOLS"]
 
@@ -95,12 +95,8 @@ def _expect_value_size(pin: str, size: str) -> None:
 def _run(steps: List[List[str]]) -> List[str]:
     """Run the steps here (in this thread's network namespace again afterwards); a failing one
     raises :class:`HostAgentError` quoting its tool."""
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    try:
+    with netns_kept():
         return _run_in(steps)
-    finally:
-        setns(home)
-        os.close(home)
 
 
 def _run_in(steps: List[List[str]]) -> List[str]:
@@ -111,11 +107,7 @@ def _run_in(steps: List[List[str]]) -> List[str]:
             outs.append("")
             continue
         if st[0] == "netns":
-            fd = enter_netns_fd(st[1])
-            try:
-                setns(fd)
-            finally:
-                os.close(fd)
+            join_netns(st[1])
             outs.append("")
             continue
         if st[0] == "expect-value-size":

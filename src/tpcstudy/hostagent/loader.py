@@ -153,13 +153,13 @@ def _records_hex(records: Sequence[Tuple[bytes, bytes]]) -> str:
     return b"".join(k + v for k, v in records).hex()
 
 
-def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.Policy] = None,
+def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.SlotPolicy] = None,
          netns: Optional[str] = None, interfaces: Optional[Sequence[str]] = None,
          mtu: Optional[int] = None, private: bool = False, name: Optional[str] = None,
          pins: str = DEFAULT_PINS, on_update: str = "repath", srh_room: str = "path",
          keep_record: bool = False) -> Install:
     """Install the agent for ``host`` (module docstring)."""
-    policy = (policy or M.Policy()).check()
+    policy = (policy or M.SlotPolicy()).check()
     name = name or host
     if not name_ok(name):
         raise UsageError(f"agent name {name[:40]!r}: letters, digits, '-' and '_' (64 at most)")
@@ -377,7 +377,7 @@ def status(inst: Install) -> Dict[str, Any]:
             "map_ids": dict(inst.map_ids, **{VARIANTS[inst.variant].map_name: table})}
 
 
-def reconfigure(inst: Install, *, policy: Optional[M.Policy] = None,
+def reconfigure(inst: Install, *, policy: Optional[M.SlotPolicy] = None,
                 records: Optional[Sequence[Tuple[bytes, bytes]]] = None) -> None:
     """Change a loaded agent in place (by map id): new destination entries (``(8-byte key,
     value)`` of the install's layout: a new table swapped in at once, :mod:`~.update`) and/or a

@@ -1,6 +1,6 @@
 """The host agent's own maps, byte for byte as ``bpf/tpc_hostagent.bpf.c`` lays them out.
 
-- ``tpc_config`` (one entry): the load-time policy (:class:`Policy`), the MTU, the longest SRH;
+- ``tpc_config`` (one entry): the load-time slot policy (:class:`SlotPolicy`), the MTU, the longest SRH;
 - ``tpc_conns``: per TCP connection (its addresses and ports as on its packets) the SRH in use;
 - ``tpc_stats``: counters (:data:`STATS`), ``tpc_slot_use``: connections per destination and
   slot.
@@ -17,7 +17,8 @@ from typing import Dict, Tuple
 
 from ..errors import UsageError
 
-__all__ = ["ON_UPDATE", "ROOMS", "Policy", "parse_policy", "config_bytes", "conn_key", "conn_value", "STATS",
+__all__ = ["ON_UPDATE", "ROOMS", "SlotPolicy", "parse_slot_policy", "config_bytes", "conn_key",
+           "conn_value", "STATS",
            "CONFIG", "CONN_KEY", "CONN_VALUE", "SRH_FIELD", "decode_stats", "decode_slot_use"]
 
 SRH_FIELD = 168
@@ -33,7 +34,7 @@ STATS = ("connections", "no_entry", "no_valid_slot", "kernel_srh", "fallback", "
          "errors", "inserted", "rerouted", "fib_kept", "insert_failed", "listeners",
          "slot_invalid", "update_kept", "repathed", "update_deferred", "repathed_rto",
          "repath_plain")
-POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
+SLOT_POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
 #: What a table update does to a connection whose path it removed (``--on-update``): move it
 #: to the entry's first valid slot at once, or at its next RTO.
 ON_UPDATE = {"repath": 0, "keep": 1}
@@ -43,8 +44,10 @@ ROOMS = {"path": 0, "entry": 1}
 
 
 @dataclasses.dataclass(frozen=True)
-class Policy:
-    """How each connection's path is chosen: ``first`` (the first valid slot, the default
+class SlotPolicy:
+    """The agent's slot policy: how each connection's path slot is chosen (not the host
+    path-selection policies of :mod:`tpcstudy.policies`, which the emulator's traffic agent
+    runs): ``first`` (the first valid slot, the default
     path), ``slot`` (slot ``slot``, else the first valid one), ``weighted`` (a draw by the
     entry's weights with EXP3's ``gamma``: p = (1 - gamma) w / sum w + gamma / K; the 1556-byte
     layout has no weights: uniform), ``wrr`` (smooth weighted round robin by the weights:
@@ -56,9 +59,9 @@ class Policy:
     gamma: float = 0.0
     nrto: int = 0
 
-    def check(self) -> "Policy":
-        if self.kind not in POLICIES:
-            raise UsageError(f"policy {self.kind!r}: choose from {', '.join(POLICIES)}")
+    def check(self) -> "SlotPolicy":
+        if self.kind not in SLOT_POLICIES:
+            raise UsageError(f"policy {self.kind!r}: choose from {', '.join(SLOT_POLICIES)}")
         if not 0 <= self.slot < 8:
             raise UsageError(f"slot {self.slot}: 0 to 7")
         if not 0.0 <= self.gamma <= 1.0:
@@ -73,23 +76,23 @@ class Policy:
         return base + (f", nrto:{self.nrto}" if self.nrto else "")
 
 
-def parse_policy(text: str, nrto: int = 0) -> Policy:
+def parse_slot_policy(text: str, nrto: int = 0) -> SlotPolicy:
     """``first``, ``slot:N``, ``weighted[:GAMMA]``, ``wrr``; NRTOChanger's ``nrto``."""
     name, _, arg = str(text).strip().partition(":")
     try:
         if name == "slot":
-            return Policy("slot", slot=int(arg), nrto=nrto).check()
+            return SlotPolicy("slot", slot=int(arg), nrto=nrto).check()
         if name == "weighted":
-            return Policy("weighted", gamma=float(arg or 0.0), nrto=nrto).check()
+            return SlotPolicy("weighted", gamma=float(arg or 0.0), nrto=nrto).check()
     except ValueError:
         raise UsageError(f"policy {text!r}: slot:N takes an integer, weighted:GAMMA a "
                          f"number") from None
     if arg:
         raise UsageError(f"policy {text!r}: only slot:N and weighted:GAMMA take a value")
-    return Policy(name, nrto=nrto).check()
+    return SlotPolicy(name, nrto=nrto).check()
 
 
-def config_bytes(policy: Policy, *, mtu: int, max_srh: int, on_update: str = "repath",
+def config_bytes(policy: SlotPolicy, *, mtu: int, max_srh: int, on_update: str = "repath",
                  room: str = "path") -> bytes:
     """The ``tpc_config`` value."""
     policy.check()
@@ -99,7 +102,7 @@ def config_bytes(policy: Policy, *, mtu: int, max_srh: int, on_update: str = "re
         raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(ON_UPDATE)}")
     if room not in ROOMS:
         raise UsageError(f"--srh-room {room!r}: choose from {', '.join(ROOMS)}")
-    return CONFIG.pack(POLICIES[policy.kind], policy.slot, int(round(policy.gamma * (1 << 20))),
+    return CONFIG.pack(SLOT_POLICIES[policy.kind], policy.slot, int(round(policy.gamma * (1 << 20))),
                        policy.nrto, mtu, max_srh, ON_UPDATE[on_update], ROOMS[room])
 
 

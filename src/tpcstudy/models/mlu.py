@@ -50,20 +50,7 @@ mcf, Dijkstra on ``y + 1e-12``.
 
 At most :data:`ENTER_MAX` columns enter per round, those furthest below ``z_d``.
 
-Why this form, measured (REPETITA inverse-capacity ``.0000`` matrices; HiGHS, primal simplex
-warm starts). The plain LP (one row per demand, a lambda column) spent 97 % of its time in
-HiGHS on the large instances. On GtsCe (22,023 demands), sr2 / sr4 / mcf: plain LP 118 / 120 /
-116 s; this form with every priced column entering 15 / 13 / 22 s (15,113 rows at the end,
-not 22,409); with at most 300 entering per round 11 / 7 / 5 s. Tried and dropped: re-keying
-(rebuilding the LP with each demand's busiest column as its key, so that the 12,089 demands
-the optimum moves off ECMP lose their rows) tails off when the rebuild drops the columns
-without flow (GtsCe sr2: 2,390 rounds, 131 s) and keeps nearly all of them otherwise (the
-duals are zero off the few bottleneck arcs, so most reduced costs are exactly 0); dual simplex
-for the warm re-solves did not finish GtsCe sr2 in 5 minutes. Side by side
-(``benchmarks/mlu_colgen.py``, one process, ecmp + sr2 + sr4 + mcf, before -> after): GtsCe
-354 -> 23 s, Cogentco 309 -> 10 s, TataNld 161 -> 12 s, UsCarrier 134 -> 4 s, Ion 87 -> 5 s,
-the same MLUs; all 260 instances (``scripts/mlu_repetita.py --jobs 2``) 45-64 s on 2 cores
-(before: 1,030 s with 2 processes), every MLU within 1.2e-13 relative of the plain LP's.
+Why this form, and what was tried and dropped, measured: docs/history.md (the min-MLU LP).
 
 Capacities and volumes are divided by the median capacity first, and volumes again by the
 power of two nearest ECMP's MLU when that is below 1e-3 or above 1e3 (:func:`_demand_unit`),
@@ -104,10 +91,8 @@ MIN_CAPACITY = 1e-7
 DEMAND_RANGE = (1e-3, 1e3)
 #: ``|r_p(a) - r_key(a)|`` at or below this is rounding (ratios are sums of fractions <= 1).
 ZERO_TOL = 1e-12
-#: Most columns entering the LP per round: those furthest below their demand's dual. sr2 +
-#: sr4 + mcf on the 8 REPETITA instances with the most demands took 78.9 s at most 100, 61.5 s
-#: at 200, 62.9 s at 300, 65.1 s at 600; with no limit the largest three alone took 86 s
-#: (36 s at 300). The optimum does not depend on it (tests/test_mlu.py).
+#: Most columns entering the LP per round: those furthest below their demand's dual (the
+#: optimum does not depend on it, tests/test_mlu.py; how 300 was chosen: docs/history.md).
 ENTER_MAX = 300
 #: A path's routers: (source, waypoints..., target) for sr and ecmp, every router for
 #: multipath and mcf.

@@ -35,6 +35,7 @@ from matplotlib.ticker import (
 
 from ..emulate.experiments.failover import recovery_summary
 from ..metrics import mean_interval, median_interval
+from ..study.store import cell_number
 from .common import COLORS, axes_for, cdf
 from .zoo_emulation import ZOO_MIN_GROUPS, plot_throughput_zoo
 
@@ -45,13 +46,6 @@ __all__ = ["plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "p
 #: mptcp:K bars, lightest for the fewest subflows.
 MPTCP_SHADES = ("#fdd0a2", "#fdae6b", "#fd8d3c", "#e6550d", "#a63603")
 STRATEGY_COLORS = {"plain": "#7f7f7f", "nrto": "#d62728", "timeout": "#1f77b4"}
-
-
-def _num(x: Any) -> Optional[float]:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
 
 
 def _err(values: Sequence[float], stat: str = "mean",
@@ -76,7 +70,7 @@ def plain_log_ticks(axis: Any) -> None:
 
 
 def _label(r: Mapping[str, Any]) -> str:
-    h, s = _num(r.get("heavy")), r.get("seed")
+    h, s = cell_number(r.get("heavy"), finite=False), r.get("seed")
     name = str(r.get("scenario"))
     return name if h is None else f"{name}\n{h:g} % heavy pairs, seed {s}"
 
@@ -85,7 +79,8 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                     title: Optional[str] = None) -> Any:
     """Measured goodput against the LP, per draw and model (module docstring). ``ax``: one Axes,
     or two when the rows have both ecmp and sr (the gain panel)."""
-    ok = [r for r in rows if r.get("status") == "ok" and _num(r.get("lp_value")) is not None]
+    ok = [r for r in rows if r.get("status") == "ok"
+          and cell_number(r.get("lp_value"), finite=False) is not None]
     groups: Dict[Tuple[str, str, str], Dict[str, List[Mapping[str, Any]]]] = {}
     for r in ok:
         key = (str(r.get("scenario")), str(r.get("heavy")), str(r.get("seed")))
@@ -97,7 +92,8 @@ def plot_throughput(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     models = [m for m in ("ecmp", *mptcp, "multipath", "sr") if any(m in g for g in groups.values())]
     gains = [(float(r["lp_gain"]), float(r["measured_gain"]))
              for g in groups.values() for r in g.get("sr", [])
-             if _num(r.get("measured_gain")) and _num(r.get("lp_gain"))]
+             if cell_number(r.get("measured_gain"), finite=False)
+             and cell_number(r.get("lp_gain"), finite=False)]
     fig, axes = axes_for(ax, 2 if gains else 1, width=max(4.0, 1.0 + 1.2 * len(groups)),
                          height=4.2)
     a = axes[0]
@@ -167,7 +163,7 @@ def plot_recovery(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     fig, (a,) = axes_for(ax, 1, width=6.0, height=4.0)
     by: Dict[str, List[float]] = {}
     for r in rows:
-        v = _num(r.get("recovery_s"))
+        v = cell_number(r.get("recovery_s"), finite=False)
         if r.get("status") in ("ok", "not recovered") and v is not None and not math.isnan(v):
             by.setdefault(str(r["strategy"]), []).append(v)
     finite = [v for vs in by.values() for v in vs if math.isfinite(v)]
@@ -245,7 +241,8 @@ def plot_dumbbell(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     the hash seeds; each seed a light dot). ``ax``: two Axes."""
     by_p: Dict[int, List[Mapping[str, Any]]] = {}
     for r in rows:
-        if _num(r.get("measured")) is not None and _num(r.get("paths")) is not None:
+        if (cell_number(r.get("measured"), finite=False) is not None
+                and cell_number(r.get("paths"), finite=False) is not None):
             by_p.setdefault(int(float(r["paths"])), []).append(r)
     fig, axes = axes_for(ax, 2, width=8.0, height=3.6)
     colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
@@ -300,7 +297,7 @@ def plot_fault(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
                          label=label, alpha=0.8)
             axes[1].plot(xs, [float(r["jain"]) for r in rs], marker="o", ms=3, color=c,
                          label=label, alpha=0.8)
-            fail = _num(rs[0].get("fail_after")) if rs else fail
+            fail = cell_number(rs[0].get("fail_after"), finite=False) if rs else fail
     for a in axes:
         if fail is not None:
             a.axvline(fail, color="#999999", linestyle=":", linewidth=1)
@@ -339,14 +336,14 @@ def policy_color(name: str) -> str:
     (``exp3:0.1``, the default, is the family's own), ``mptcp:K`` a shade by K."""
     base, _, variant = name.partition(":")
     if base == "mptcp":  # K = 1, 2, 3, 4, 6, 8, 16, 32+: darker with more subflows
-        k = _num(variant) or 1.0
+        k = cell_number(variant, finite=False) or 1.0
         i = min(range(len(_MPTCP_KS)), key=lambda j: abs(_MPTCP_KS[j] - k))
         return MPTCP_POLICY_SHADES[i]
     if base in POLICY_COLORS:
         if variant in ("", "0.1") and base == "exp3" or not variant:
             return POLICY_COLORS[base]
         gamma, _, hook = variant.partition(":")
-        g = _num(gamma)
+        g = cell_number(gamma, finite=False)
         if base == "exp3" and g is not None and 0 < g <= 1:
             # EXP3's Gamma on a scale: 0.01 dark, 0.1 the family's own, 1 light; a hook
             # (re-deciding every HOOK bytes) darker by 0.3
@@ -375,9 +372,9 @@ def _settings(rows: Sequence[Mapping[str, Any]]) -> str:
     """Link rate, window and draws of a policies run, for its title."""
     r = rows[0] if rows else {}
     parts = []
-    if _num(r.get("link_mbps")):
+    if cell_number(r.get("link_mbps"), finite=False):
         parts.append(f"{float(r['link_mbps']):g} Mbit/s links")
-    if _num(r.get("seconds")):
+    if cell_number(r.get("seconds"), finite=False):
         # the window as run (a row may hold the seconds measured, 9.9999 for 10)
         parts.append(f"{round(float(r['seconds']), 1):g} s window after "
                      f"{round(float(r.get('warmup') or 0), 1):g} s")
@@ -401,8 +398,8 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
     fig, axes = axes_for(ax, 2, width=max(5.0, 0.5 * len(pols) + 2.0), height=4.6)
     a, b = axes[0], axes[1]
     xs = np.arange(len(pols))
-    fin = [v for r in ok for v in (_num(r.get("fct_p99")), _num(r.get("fct_median")))
-           if v is not None and math.isfinite(v)]
+    fin = [v for r in ok for v in (cell_number(r.get("fct_p99")), cell_number(r.get("fct_median")))
+           if v is not None]
     top = max(fin) * 2.0 if fin else 10.0
     unfinished = False
     for i, p in enumerate(pols):
@@ -413,7 +410,7 @@ def plot_policies(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         a.bar(i, v, 0.65, color=c, alpha=0.75, yerr=e, capsize=3)
         a.scatter([i] * len(share), share, color="black", s=10, zorder=3)
         for j, (col, mk) in enumerate((("fct_median", "o"), ("fct_p99", "^"))):
-            vals = [_num(r.get(col)) for r in sel]
+            vals = [cell_number(r.get(col), finite=False) for r in sel]
             vals2 = [min(v, top) for v in vals if v is not None and not math.isnan(v)]
             unfinished |= any(v is not None and math.isinf(v) for v in vals)
             b.scatter([i + (j - 0.5) * 0.25] * len(vals2), vals2, marker=mk, s=20,
@@ -465,7 +462,7 @@ def _plot_two_paths(rows: Sequence[Mapping[str, Any]], kind: str, ax: Any,
             if vals:
                 cut = max(fin) * 1.5 if fin else 10.0
                 cdf(a, [min(v, cut) for v in vals], label=p, color=c)
-            idle = [x for x in (_num(r.get("on_idle")) for r in sel)
+            idle = [x for x in (cell_number(r.get("on_idle"), finite=False) for r in sel)
                     if x is not None and not math.isnan(x)]
             if idle:
                 v, e = _err(idle, bounds=(0.0, 1.0))

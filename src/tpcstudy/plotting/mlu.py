@@ -15,6 +15,7 @@ import textwrap
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from ..study.mlu import MLU_STUDY_MODELS, summarize
+from ..study.store import cell_float
 from .common import COLORS, axes_for, caption, cdf, source_name
 from .emulation import plain_log_ticks
 
@@ -39,15 +40,8 @@ def series_style(series: str) -> Tuple[str, str, float, int]:
     return COLORS.get(model, "#333333"), "-", 1.6, 1
 
 
-def _f(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def _series(r: Mapping[str, Any]) -> str:
-    k = _f(r.get("k"))
+    k = cell_float(r.get("k"))
     return f"{r.get('model')} k={int(k)}" if k == k else str(r.get("model"))
 
 
@@ -78,9 +72,9 @@ def _matrix_words(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     """The panels (module docstring)."""
-    ok = [r for r in rows if r.get("status") == "ok" and math.isfinite(_f(r.get("mlu")))]
-    gaps = [100 * _f(r.get("gap")) for r in ok if r.get("model") == "sr-unsplit"
-            and math.isfinite(_f(r.get("gap")))]
+    ok = [r for r in rows if r.get("status") == "ok" and math.isfinite(cell_float(r.get("mlu")))]
+    gaps = [100 * cell_float(r.get("gap")) for r in ok if r.get("model") == "sr-unsplit"
+            and math.isfinite(cell_float(r.get("gap")))]
     new = ax is None
     fig, axes = axes_for(ax, 3 if gaps else 2, width=4.8, height=4.8)
     series: Dict[str, List[Mapping[str, Any]]] = {}
@@ -93,7 +87,7 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     for s in names:
         if s == "ecmp":
             continue
-        red = [_f(r.get("reduction")) for r in series[s] if math.isfinite(_f(r.get("reduction")))]
+        red = [v for v in (cell_float(r.get("reduction")) for r in series[s]) if math.isfinite(v)]
         if red:
             c, ls, lw, z = series_style(s)
             cdf(a, red, color=c, ls=ls, lw=lw, zorder=z,
@@ -106,9 +100,9 @@ def plot_mlu(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
     for s in names:
         c, ls, lw, z = series_style(s)
         reach = summary.get(s, {}).get("reaches_mcf")
-        cdf(b, [_f(r["mlu"]) for r in series[s]], color=c, ls=ls, lw=lw, zorder=z,
+        cdf(b, [cell_float(r["mlu"]) for r in series[s]], color=c, ls=ls, lw=lw, zorder=z,
             label=s + (f" (= mcf on {reach}/{len(series[s])})" if reach is not None else ""))
-    mlus = [_f(r["mlu"]) for r in ok if _f(r["mlu"]) > 0]
+    mlus = [cell_float(r["mlu"]) for r in ok if cell_float(r["mlu"]) > 0]
     if mlus and max(mlus) / min(mlus) > 50:  # e.g. SNDlib's matrices in their own units
         b.set_xscale("log")
         plain_log_ticks(b.xaxis)

@@ -17,19 +17,13 @@ import math
 import statistics
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
+from ..study.store import cell_float
 from .common import COLORS, axes_for, caption, cdf
 
 __all__ = ["plot_throughput_zoo", "ZOO_MIN_GROUPS"]
 
 #: From this many measured draws on, ``plot_throughput`` draws this figure instead of bars.
 ZOO_MIN_GROUPS = 13
-
-
-def _f(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return float("nan")
 
 
 def plot_throughput_zoo(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> Any:
@@ -40,7 +34,7 @@ def plot_throughput_zoo(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> An
     models = [m for m in dict.fromkeys(str(r.get("model")) for r in ok)]
     top, low = 1.1, 0.8
     for m in models:
-        vals = [v for v in (_f(r.get("data_share")) for r in ok if r.get("model") == m)
+        vals = [v for v in (cell_float(r.get("data_share")) for r in ok if r.get("model") == m)
                 if v == v]
         if vals:
             top = max(top, max(vals) + 0.03)  # ecmp's hashing can beat its LP (caveats)
@@ -56,7 +50,8 @@ def plot_throughput_zoo(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> An
     a.legend(fontsize=8, loc="center right")
 
     gains: List[Tuple[float, float]] = [
-        (_f(r.get("lp_gain")), _f(r.get("measured_gain"))) for r in ok if r.get("model") == "sr"]
+        (cell_float(r.get("lp_gain")), cell_float(r.get("measured_gain")))
+        for r in ok if r.get("model") == "sr"]
     gains = [p for p in gains if p[0] == p[0] and p[1] == p[1]]
     if gains:
         lo = min(0.8, min(min(p) for p in gains) - 0.05)
@@ -83,8 +78,8 @@ def plot_throughput_zoo(rows: Sequence[Mapping[str, Any]], ax: Any = None) -> An
     if gains:
         c.legend(fontsize=8, loc="lower right")
     topos = {str(r.get("scenario")) for r in ok}
-    heavy = sorted({_f(r.get("heavy")) for r in ok})
-    rates = sorted({_f(r.get("link_mbps")) for r in ok})
+    heavy = sorted({cell_float(r.get("heavy")) for r in ok})
+    rates = sorted({cell_float(r.get("link_mbps")) for r in ok})
     net: Dict[str, Any] = (getattr(rows, "config", {}) or {}).get("network") or {}
     caption(fig, f"{len(topos)} topologies, heavy {', '.join(f'{h:g}' for h in heavy)} %; link "
                  f"rates {rates[0]:g}-{rates[-1]:g} Mbit/s"

@@ -70,7 +70,7 @@ from .disjoint_counts import failure_view, sps_counts
 from .executors import TaskExecutor
 from .kinds import KINDS
 from .runner import run_study, topology_tasks
-from .store import ERROR, STATUS, ResultStore, cell_number
+from .store import ERROR, STATUS, ResultStore, cell_float
 from .tasks import RunSummary, Task
 
 __all__ = ["COLUMNS", "KEY", "sps_method", "FAILURE_K", "FAILURE_MAX_PATHS", "GREEDY_TOL", "DisjointConfig",
@@ -373,11 +373,6 @@ def run_disjoint_study(topo_spec: Spec, out_dir: Union[str, "os.PathLike[str]"],
 
 
 # --------------------------------------------------------------------------- summary
-def _f(x: Any) -> float:
-    v = cell_number(x)
-    return math.nan if v is None else v
-
-
 def _label(method: str, k: Any) -> str:
     return method if k is None or k == "" else f"{method} k={int(float(k))}"
 
@@ -395,7 +390,7 @@ def mean_paths_table(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Dict[str, f
     for r in rows:
         if str(r.get(STATUS) or OK) != OK or r.get("method") in (None, "", "failure"):
             continue
-        v = _f(r.get("mean_paths"))
+        v = cell_float(r.get("mean_paths"), finite=True)
         if not math.isfinite(v):
             continue
         out.setdefault(_label(str(r["method"]), r.get("k")), {})[str(r["topology"])] = v
@@ -437,10 +432,10 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
                 fail.append(r)
     table = mean_paths_table(rows)
     reach, both = greedy_reaches_max(table)
-    w = np.array([_f(r["pairs"]) for r in fail])
+    w = np.array([cell_float(r["pairs"], finite=True) for r in fail])
 
     def mean(col: str, weighted: bool = False) -> float:
-        v = np.array([_f(r[col]) for r in fail])
+        v = np.array([cell_float(r[col], finite=True) for r in fail])
         if not v.size:
             return math.nan
         return float((v * w).sum() / w.sum()) if weighted else float(v.mean())

@@ -32,7 +32,6 @@ at the same absolute paths as on the client.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import multiprocessing
 import os
@@ -51,6 +50,7 @@ from .. import paths as _paths
 from .._version import __version__
 from ..errors import ClusterError, UsageError
 from ..io import remove_dead_temporaries, temp_prefix
+from ..linux import die_with_parent
 
 __all__ = ["EXECUTORS", "FutureLike", "TaskExecutor", "InlineExecutor", "ProcessExecutor",
            "DaskExecutor", "make_executor", "executor_scope", "worker_threads"]
@@ -128,7 +128,6 @@ def _set_core_threads(threads: int) -> None:
     _paths.set_default_threads(threads)
 
 
-_PR_SET_PDEATHSIG = 1
 #: The worker's folder of "task running" marks (set by :func:`_worker_init`).
 _MARKS: Optional[str] = None
 
@@ -142,11 +141,7 @@ def _worker_init(parent: int, marks: str, threads: int) -> None:
     _set_core_threads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the request above
-        os._exit(1)
+    die_with_parent(parent)
 
 
 def _run_marked(fn: Callable[..., Any], args: Tuple[Any, ...]) -> Any:

@@ -25,8 +25,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..errors import TpcStudyError, UsageError
-from ..io import read_demands, read_topology, topology_files
-from ..io.specs import Spec, spec_text
+from ..io import read_demands, read_topology
+from ..io.specs import Spec
 from ..lp import SOLVERS
 from ..models.demands import demands_file
 from ..models.maxflow import MODELS, SUBFLOW_MODELS, max_flow
@@ -52,7 +52,7 @@ from .maxflow_summary import (
     summarize,
     summary_line,
 )
-from .runner import run_study, task_demands, topology_tasks
+from .runner import run_demand_study
 from .tasks import RunSummary, Task
 
 __all__ = ["COLUMNS", "KEY", "MaxflowConfig", "run_topology", "run_maxflow_study",
@@ -355,16 +355,7 @@ def run_maxflow_study(topo_spec: Spec, out_dir: Union[str, Path], config: Maxflo
         ``out_dir`` holds a study with other settings (and not ``overwrite``), or a single
         demands file for several topologies.
     """
-    files = topology_files(topo_spec)
-    if config.demands not in (None, "auto") and len(files) != 1:
-        raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
-    options = config.meta("")
-    return run_study(
-        out_dir, "maxflow", config.meta(spec_text(topo_spec)),
-        lambda: topology_tasks(files, config, options,
-                               key=lambda p: {"topology": p.stem, "file": p.name},
-                               inputs=lambda p: [p, task_demands(p, config.demands, ())]),
-        run_topology, seeds=config.seeds, solver=config.solver, overwrite=overwrite, jobs=jobs,
-        progress=progress, executor=executor)
+    return run_demand_study(topo_spec, out_dir, "maxflow", config, run_topology, drawn=(),
+                            jobs=jobs, progress=progress, executor=executor, overwrite=overwrite)
 
 

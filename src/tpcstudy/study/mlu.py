@@ -28,9 +28,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..errors import TpcStudyError, UsageError
-from ..io import read_topology, topology_files
+from ..io import read_topology
 from ..io.bounded import MAX_TEXT_BYTES, check_input_file
-from ..io.specs import Spec, spec_text
+from ..io.specs import Spec
 from ..lp import SOLVERS
 from ..models.demands import GENERATED, demand_matrix, demands_file, matrix_rule
 from ..models.mlu import min_mlu
@@ -39,7 +39,7 @@ from ..paths import segment_limit
 from ..rules import check_links, check_rules
 from .executors import TaskExecutor
 from .kinds import KINDS
-from .runner import run_study, task_demands, topology_tasks
+from .runner import run_demand_study
 from .store import cell_number
 from .tasks import RunSummary, Task
 
@@ -208,17 +208,8 @@ def run_mlu_study(topo_spec: Spec, out_dir: Union[str, Path], config: MLUConfig,
                   ) -> Tuple[RunSummary, List[Dict[str, str]]]:
     """Run (or resume) the study over every topology ``topo_spec`` names (as
     :func:`tpcstudy.study.maxflow.run_maxflow_study`)."""
-    files = topology_files(topo_spec)
-    if config.demands not in GENERATED + ("auto",) and len(files) != 1:
-        raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
-    options = config.meta("")
-    return run_study(
-        out_dir, "mlu", config.meta(spec_text(topo_spec)),
-        lambda: topology_tasks(files, config, options,
-                               key=lambda p: {"topology": p.stem, "file": p.name},
-                               inputs=lambda p: [p, task_demands(p, config.demands, GENERATED)]),
-        run_topology, seeds=config.seeds, solver=config.solver, overwrite=overwrite, jobs=jobs,
-        progress=progress, executor=executor)
+    return run_demand_study(topo_spec, out_dir, "mlu", config, run_topology, drawn=GENERATED,
+                            jobs=jobs, progress=progress, executor=executor, overwrite=overwrite)
 
 
 # --------------------------------------------------------------------------- the summary

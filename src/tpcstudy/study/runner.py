@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..errors import TpcStudyError
+from ..errors import TpcStudyError, UsageError
+from ..io import topology_files
+from ..io.specs import spec_text
 from ..models.demands import demands_file
 from .executors import TaskExecutor
 from .folderlock import folder_lock
@@ -23,7 +25,7 @@ from .provenance import write_meta
 from .store import ResultStore, discard_results, read_results
 from .tasks import RunSummary, Task, input_fingerprint, run_tasks
 
-__all__ = ["by_size", "topology_tasks", "task_demands", "run_study"]
+__all__ = ["by_size", "topology_tasks", "task_demands", "run_study", "run_demand_study"]
 
 
 def by_size(files: Sequence[Path]) -> List[Path]:
@@ -87,3 +89,31 @@ def run_study(out_dir: Union[str, Path], kind: str, meta: Mapping[str, Any],
         if after is not None:
             after(tasks, store)
         return summary, read_results(store.results_path)
+
+
+def run_demand_study(topo_spec: Any, out_dir: Union[str, Path], kind: str, config: Any,
+                     run: Callable[[Task], Any], *, drawn: Sequence[str], jobs: int = 1,
+                     progress: Union[bool, str] = True,
+                     executor: Optional[TaskExecutor] = None, overwrite: bool = False
+                     ) -> Tuple[RunSummary, List[Dict[str, str]]]:
+    """:func:`run_study` for a study with ``--demands`` (max-flow, minimum MLU): one task per
+    topology keyed by its name and file, its input the file and the demands file it reads
+    (``drawn``: the matrices drawn instead of read); ``config`` has ``demands``, ``seeds``,
+    ``solver`` and ``meta(topo_text)``.
+
+    Raises
+    ------
+    UsageError
+        A single demands file for several topologies (and :func:`run_study`'s).
+    """
+    files = topology_files(topo_spec)
+    if config.demands not in (None, "auto", *drawn) and len(files) != 1:
+        raise UsageError("--demands FILE needs a single topology; use --demands auto for a folder")
+    options = config.meta("")
+    return run_study(
+        out_dir, kind, config.meta(spec_text(topo_spec)),
+        lambda: topology_tasks(files, config, options,
+                               key=lambda p: {"topology": p.stem, "file": p.name},
+                               inputs=lambda p: [p, task_demands(p, config.demands, drawn)]),
+        run, seeds=config.seeds, solver=config.solver, overwrite=overwrite, jobs=jobs,
+        progress=progress, executor=executor)

@@ -41,8 +41,8 @@ from .kinds import kind as _kind
 from .provenance import read_meta, write_meta
 
 __all__ = ["ResultStore", "read_results", "discard_results", "Results", "load_results",
-           "cell_number", "KINDS", "STATUS", "ERROR", "FAILED", "folder_lock", "folder_writer",
-           "open_store"]
+           "cell_number", "cell_float", "KINDS", "STATUS", "ERROR", "FAILED", "folder_lock",
+           "folder_writer", "open_store"]
 
 _INPUT = "# input: "
 
@@ -352,16 +352,25 @@ class Results(List[Dict[str, Any]]):
         return f"Results(kind={self.kind!r}, rows={len(self)}, source={self.source!r})"
 
 
-def cell_number(value: Any) -> Optional[float]:
-    """The number a results cell holds (text as read, or a number as loaded); ``None`` when it
-    is empty, not a number, or not finite."""
+def cell_number(value: Any, *, finite: bool = True) -> Optional[float]:
+    """The number a results cell holds (text as read, or a number as loaded): the one reading
+    of a cell for every summary, table and figure. ``None`` when it is empty or not a number;
+    with ``finite`` (the default) also when it is infinite or NaN (``finite=False`` keeps an
+    unfinished transfer's ``inf``)."""
     if value is None or value == "":
         return None
     try:
         v = float(value)
     except (TypeError, ValueError):
         return None
-    return v if math.isfinite(v) else None
+    return v if not finite or math.isfinite(v) else None
+
+
+def cell_float(value: Any, *, finite: bool = False) -> float:
+    """:func:`cell_number` as a float: NaN where it is ``None`` (infinities kept unless
+    ``finite``)."""
+    v = cell_number(value, finite=finite)
+    return math.nan if v is None else v
 
 
 def _convert(col: str, value: Any) -> Any:

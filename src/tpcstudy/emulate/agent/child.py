@@ -32,7 +32,6 @@ no event is handled after the stop.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 import resource
@@ -45,6 +44,7 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional, Set, TextIO
 
+from ...linux import die_with_parent
 from ..network.kernel import (
     IPPROTO_MPTCP,
     IPV6_RTHDR,
@@ -57,21 +57,11 @@ from .tcp import PathChanger, close_abortive, tcp_info
 
 __all__ = ["Conn", "Receiver", "Sender", "run_loop", "main"]
 
-PR_SET_PDEATHSIG = 1
 _CHUNK = 1 << 16
 _RECV = 1 << 18
 #: Seconds the receiver waits after its stop for the senders to close their connections.
 DRAIN_MAX = 15.0
 _EINPROGRESS = 115
-
-
-def _die_with_parent(parent: int) -> None:
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover
-        pass
-    if parent and os.getppid() != parent:  # the parent died before prctl
-        os._exit(1)
 
 
 def _rusage() -> Dict[str, float]:
@@ -549,7 +539,7 @@ def main(stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
         job = P.decode(stdin.readline(), (P.ReceiverJob, P.SenderJob))
         if isinstance(job, P.Failed):
             raise P.ProtocolError(f"the emulator sent an error: {job.error}")
-        _die_with_parent(job.parent)
+        die_with_parent(job.parent)
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
         switch = NetnsSwitch()
         role: Role = (Receiver(job, switch) if isinstance(job, P.ReceiverJob)

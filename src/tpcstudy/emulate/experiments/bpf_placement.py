@@ -13,7 +13,7 @@ from ...export import write_paths
 from ...export.layout import encode_value
 from ...export.table import Entry, PathRecord, PathTable
 from ...hostagent.loader import reconfigure
-from ...hostagent.maps import Policy
+from ...hostagent.maps import SlotPolicy
 from ..agent.client import Transfer
 from ..network.hostagent import install_agents
 from ..network.lifecycle import Emulation
@@ -50,7 +50,7 @@ def bpf_transfers(emu: Emulation, placement: Placement) -> List[Transfer]:
     placement's paths (:func:`placement_table`, weighted round robin): loaded on first use,
     re-filled for each model (every agent of the network emptied first)."""
     table = placement_table(emu, placement)
-    wrr = Policy("wrr")
+    wrr = SlotPolicy("wrr")
     with tempfile.TemporaryDirectory(prefix="tpcstudy-placement-") as tmp:
         if table.entries:
             write_paths(table, tmp, formats="bpf", variant=BPF_VARIANT)

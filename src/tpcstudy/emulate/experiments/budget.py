@@ -15,9 +15,7 @@ per unit::
     data transmissions/s = (sum_a load_a + sum_pairs flow) * M * 1e6 / (8 * frame bytes)
     the run's share of the CPUs = c(n) * p * data transmissions/s / cpus
 
-A first version, one cost per data packet measured on the chain alone, under-predicted every
-large run: 8.8 us a data packet on the chain, 21-22 us on Cogentco (166 routers), 30 us on Kdl
-(680); Cogentco's veths sent 1.82 packets per data packet, at 10.3 us each.
+(The cost model's first version, and why it changed: docs/history.md.)
 
 TCP reaches at most the LP, so the prediction is an upper bound. **Other work on the machine**
 (a shared server) is measured, not assumed away: before each network the machine's busy share

@@ -41,16 +41,17 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export import path_table
+from ...export.layout import srh_bytes
 from ...hostagent.loader import status
 from ...metrics import quantile_inf
 from ...paths import segment_ratios
 from ...study.kinds import KINDS
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Changer, Transfer, run_traffic
 from ..network.lifecycle import Emulation
-from ..network.srh import srh_bytes
-from .harness import Experiment, Log, Row, Unit, num, read_plan_file, topology_units
+from .harness import Experiment, Log, Row, Unit, read_plan_file, topology_units
 from .repeats import Metric
 
 __all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time",
@@ -262,14 +263,14 @@ def _with_agents(table: Any, settings: FailoverSettings) -> Any:
     """The unit's preparation with BPF host agents: the table exported (bpf) into a temporary
     folder and loaded on every source router (slot 0 first, NRTOChanger(N) in the kernel)."""
     from ...export import write_paths
-    from ...hostagent.maps import Policy
+    from ...hostagent.maps import SlotPolicy
     from ..network.hostagent import install_agents
 
     def prepare(emu: Emulation) -> None:
         with tempfile.TemporaryDirectory(prefix="tpcstudy-failover-") as tmp:
             write_paths(table, tmp, formats="bpf")
             emu.agents.update(install_agents(emu, Path(tmp),
-                                             policy=Policy("first", nrto=settings.n)))
+                                             policy=SlotPolicy("first", nrto=settings.n)))
         emu.wait_quiet()
 
     return prepare
@@ -339,7 +340,7 @@ def recovery_summary(rows: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
         sel = [r for r in rows if r.get("strategy") == name]
         if not sel:
             continue
-        vals = [num(r.get("recovery_s")) for r in sel
+        vals = [cell_float(r.get("recovery_s")) for r in sel
                 if r.get("status") in ("ok", "not recovered")]
         vals = sorted(v for v in vals if not math.isnan(v))
         fin = [v for v in vals if math.isfinite(v)]

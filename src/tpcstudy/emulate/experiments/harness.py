@@ -35,7 +35,7 @@ from ...export.addressing import AddressPlan, read_plan
 from ...io import read_topologies, write_csv
 from ...pairs import heavy_pairs
 from ...study.folderlock import folder_lock
-from ...study.store import open_store, read_results
+from ...study.store import cell_float, open_store, read_results
 from ...study.tasks import Task, run_tasks
 from ...topology import Topology, prune
 from ..network.checks import system_info
@@ -55,7 +55,7 @@ from .repeats import (
 
 __all__ = ["Experiment", "Unit", "Outcome", "NetworkSettings", "run_experiment", "Row", "Log",
            "topology_units", "pair_tasks", "read_plan_file", "PAIRS_RULE", "check_heavy",
-           "num", "MAX_REPEAT", "caveats"]
+           "MAX_REPEAT", "caveats"]
 
 Row = Dict[str, Any]
 Log = Callable[[str], None]
@@ -65,15 +65,6 @@ MAX_REPEAT = 1000
 
 PAIRS_RULE = ("heavy_pairs: numpy default_rng(seed).choice of ceil(x * #pairs) ordered "
               "edge-router pairs of the pruned topology, sorted (as tpcstudy maxflow)")
-
-
-def num(x: Any) -> float:
-    """A cell as a float (``nan`` for an empty or non-numeric one): rows read back from a
-    results folder hold strings."""
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 #: A measurement with the CPUs this busy may be limited by the machine, not by the network
@@ -96,27 +87,27 @@ def caveats(rows: Sequence[Row]) -> List[str]:
 
     out: List[str] = []
     ok = [r for r in rows if r.get("status", "ok") == "ok"]
-    busy = [r for r in ok if num(r.get("cpu_busy")) >= CPU_WARN]
+    busy = [r for r in ok if cell_float(r.get("cpu_busy")) >= CPU_WARN]
     if busy:
-        worst = max(busy, key=lambda r: num(r.get("cpu_busy")))
+        worst = max(busy, key=lambda r: cell_float(r.get("cpu_busy")))
         out.append(f"warning: the CPUs were {CPU_WARN:.0%} or more busy in {len(busy)} of "
-                   f"{len(ok)} measurements (up to {num(worst.get('cpu_busy')):.0%}: "
+                   f"{len(ok)} measurements (up to {cell_float(worst.get('cpu_busy')):.0%}: "
                    f"{where(worst)}): the machine, not the network, may be what limits them; "
                    "lower --link-mbps or keep other work off the machine")
-    over = [r for r in ok if num(r.get("data_share")) > OVER_CEILING]
+    over = [r for r in ok if cell_float(r.get("data_share")) > OVER_CEILING]
     hashed = [r for r in over if r.get("model") == "ecmp"]
     edges = [r for r in over if r.get("model") != "ecmp"]
     if hashed:
-        worst = max(hashed, key=lambda r: num(r.get("data_share")))
+        worst = max(hashed, key=lambda r: cell_float(r.get("data_share")))
         out.append(f"note: ecmp above its LP in {len(hashed)} of {len(ok)} measurements (data "
-                   f"share up to {num(worst.get('data_share')):.2f}: {where(worst)}): the ecmp "
+                   f"share up to {cell_float(worst.get('data_share')):.2f}: {where(worst)}): the ecmp "
                    "LP splits each pair evenly over its shortest paths, while the network hashes "
                    "each connection onto one of them and TCP moves rate to the uncongested ones, "
                    "up to the multipath LP (every shortest path, any split)")
     if edges:
-        worst = max(edges, key=lambda r: num(r.get("data_share")))
+        worst = max(edges, key=lambda r: cell_float(r.get("data_share")))
         out.append(f"warning: goodput above the payload ceiling in {len(edges)} of {len(ok)} "
-                   f"measurements (data share up to {num(worst.get('data_share')):.2f}: "
+                   f"measurements (data share up to {cell_float(worst.get('data_share')):.2f}: "
                    f"{where(worst)}): the window is too short for the bytes in flight at its "
                    "edges to average out; measure longer (--seconds)")
     return out
@@ -289,7 +280,7 @@ def _of(row: Row, task: Task) -> bool:
 
 def _cpu_bound(rows: Sequence[Row]) -> bool:
     """A first attempt whose CPUs were busier than :data:`~.budget.CPU_LIMIT`."""
-    return any(num(r.get("cpu_busy")) > CPU_LIMIT and str(r.get("attempt", "")) in ("1", "1.0")
+    return any(cell_float(r.get("cpu_busy")) > CPU_LIMIT and str(r.get("attempt", "")) in ("1", "1.0")
                for r in rows if r.get("status", "ok") == "ok")
 
 

@@ -47,16 +47,17 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export import path_table
+from ...export.layout import srh_bytes
 from ...metrics import jain_index, quantile_inf
 from ...models.maxflow import max_flow
 from ...policies import make_policy, parse_policy
 from ...study.kinds import KINDS
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ..agent.client import Transfer, queue_watch, run_traffic
 from ..agent.protocol import PolicySpec
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
-from ..network.srh import srh_bytes
 from .harness import (
     PAIRS_RULE,
     Experiment,
@@ -64,7 +65,6 @@ from .harness import (
     Row,
     Unit,
     check_heavy,
-    num,
     pair_tasks,
     read_plan_file,
     topology_units,
@@ -400,8 +400,8 @@ class Policies(Experiment):
 
 def summary_line(rows: Sequence[Row]) -> str:
     """One line of key numbers (``tpcstudy plot``)."""
-    return "; ".join(f"{r['policy']}: {100 * num(r['goodput_lp']):.0f} % of LP, FCT median "
-                     f"{num(r['fct_median']):.2f} s" for r in rows if r.get("status") == "ok")
+    return "; ".join(f"{r['policy']}: {100 * cell_float(r['goodput_lp']):.0f} % of LP, FCT median "
+                     f"{cell_float(r['fct_median']):.2f} s" for r in rows if r.get("status") == "ok")
 
 
 def format_policies(rows: Sequence[Dict[str, Any]]) -> str:
@@ -417,12 +417,12 @@ def format_policies(rows: Sequence[Dict[str, Any]]) -> str:
                          f"{r.get('error')}")
             continue
         lines.append(f"{str(r['scenario']):>12} {str(r['heavy']):>5} {str(r['seed']):>4} "
-                     f"{str(r['policy']):>14} {num(r['goodput']):>8.3f} "
-                     f"{100 * num(r['goodput_lp']):>7.1f}% "
-                     f"{100 * num(r['goodput']) / (num(r['offered']) or math.nan):>7.1f}% "
-                     f"{num(r['fct_median']):>8.3f} "
-                     f"{num(r['fct_p99']):>8.3f} {str(r['completed']) + '/' + str(r['transfers']):>9} "
-                     f"{num(r['jain']):>6.3f} {str(r['moves']):>6}")
+                     f"{str(r['policy']):>14} {cell_float(r['goodput']):>8.3f} "
+                     f"{100 * cell_float(r['goodput_lp']):>7.1f}% "
+                     f"{100 * cell_float(r['goodput']) / (cell_float(r['offered']) or math.nan):>7.1f}% "
+                     f"{cell_float(r['fct_median']):>8.3f} "
+                     f"{cell_float(r['fct_p99']):>8.3f} {str(r['completed']) + '/' + str(r['transfers']):>9} "
+                     f"{cell_float(r['jain']):>6.3f} {str(r['moves']):>6}")
     lines.append("goodput in link units (1 = --link-mbps) over the window; % of LP: of the sr LP's "
                  "optimum; % offer: of the load offered;\nFCT in s of the transfers arriving in the "
                  "window (unfinished = infinite); done = completed/arrived; Jain over pairs")

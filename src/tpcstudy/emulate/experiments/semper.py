@@ -26,16 +26,17 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ...errors import EmulationError, UsageError
+from ...export.layout import srh_bytes
 from ...metrics import jain_index
 from ...study.kinds import KINDS
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ..agent.client import Changer, Transfer, run_traffic
 from ..network.handmade import Scenario, dumbbell
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
 from ..network.spec import NetworkSpec
-from ..network.srh import srh_bytes
-from .harness import Experiment, Log, Row, Unit, num
+from .harness import Experiment, Log, Row, Unit
 from .repeats import SHARE, Metric
 from .throughput import mptcp_model_value
 
@@ -194,25 +195,25 @@ def format_dumbbell(rows: Sequence[Mapping[str, Any]]) -> str:
     and the LP, Jain's index, subflows joined."""
     lines = [f"{'paths':>5} {'K':>3} {'measured':>9} {'model':>7} {'LP':>4} {'meas/LP':>8} "
              f"{'Jain':>6} {'joined':>8}"]
-    for r in sorted(rows, key=lambda r: (num(r.get("paths")), num(r.get("subflows")),
-                                         num(r.get("seed")))):
+    for r in sorted(rows, key=lambda r: (cell_float(r.get("paths")), cell_float(r.get("subflows")),
+                                         cell_float(r.get("seed")))):
         if r.get("status") == "failed":
             lines.append(f"{r.get('paths')!s:>5} {r.get('subflows')!s:>3} failed: "
                          f"{r.get('error')}")
             continue
-        lines.append(f"{int(num(r['paths'])):>5} {int(num(r['subflows'])):>3} "
-                     f"{num(r['measured']):>9.2f} {num(r['model_value']):>7.2f} "
-                     f"{num(r['lp_value']):>4.0f} {num(r['ratio']):>8.3f} "
-                     f"{num(r['jain']):>6.3f} {int(num(r['joined'])):>3}/"
-                     f"{int(num(r['expected_joins'])):<4}")
+        lines.append(f"{int(cell_float(r['paths'])):>5} {int(cell_float(r['subflows'])):>3} "
+                     f"{cell_float(r['measured']):>9.2f} {cell_float(r['model_value']):>7.2f} "
+                     f"{cell_float(r['lp_value']):>4.0f} {cell_float(r['ratio']):>8.3f} "
+                     f"{cell_float(r['jain']):>6.3f} {int(cell_float(r['joined'])):>3}/"
+                     f"{int(cell_float(r['expected_joins'])):<4}")
     return "\n".join(lines)
 
 
 def summary_line(rows: Sequence[Row]) -> str:
     """One line of key numbers (``tpcstudy plot``)."""
-    return "; ".join(f"P={int(num(r['paths']))} K={int(num(r['subflows']))}: "
-                     f"{num(r['measured']):.2f} (model {num(r['model_value']):.2f}), Jain "
-                     f"{num(r['jain']):.2f}" for r in rows if r.get("status") != "failed")
+    return "; ".join(f"P={int(cell_float(r['paths']))} K={int(cell_float(r['subflows']))}: "
+                     f"{cell_float(r['measured']):.2f} (model {cell_float(r['model_value']):.2f}), Jain "
+                     f"{cell_float(r['jain']):.2f}" for r in rows if r.get("status") != "failed")
 
 
 # --------------------------------------------------------------------------- the fault test
@@ -339,20 +340,20 @@ def fault_draws(rows: Sequence[Mapping[str, Any]]) -> List[Row]:
         groups.setdefault((str(r["strategy"]), str(r.get("seed")), str(r.get("draw", 0))),
                           []).append(r)
     for (strat, seed, draw), rs in groups.items():
-        fa = num(rs[0].get("fail_after"))
-        pre = [r for r in rs if 1 <= num(r["second"]) < fa]
-        post = [r for r in rs if num(r["second"]) >= fa + 1]
+        fa = cell_float(rs[0].get("fail_after"))
+        pre = [r for r in rs if 1 <= cell_float(r["second"]) < fa]
+        post = [r for r in rs if cell_float(r["second"]) >= fa + 1]
         out.append({"scenario": rs[0].get("scenario", "fault"), "strategy": strat, "seed": seed,
                     "draw": draw, "before": _nanmean(pre, "total"),
                     "jain_before": _nanmean(pre, "jain"), "after": _nanmean(post, "total"),
                     "jain_after": _nanmean(post, "jain"),
-                    "worst": min((num(r["total"]) for r in rs if num(r["second"]) >= fa),
+                    "worst": min((cell_float(r["total"]) for r in rs if cell_float(r["second"]) >= fa),
                                  default=math.nan)})
     return out
 
 
 def _nanmean(rows: Sequence[Mapping[str, Any]], col: str) -> float:
-    vals = [num(r.get(col)) for r in rows]
+    vals = [cell_float(r.get(col)) for r in rows]
     return float(np.mean(vals)) if vals else math.nan
 
 
@@ -381,13 +382,13 @@ def format_fault(rows: Sequence[Mapping[str, Any]]) -> str:
         if not rs:
             lines.append(f"{strat:<12} failed")
             continue
-        fa = num(rs[0].get("fail_after"))
-        pre = [r for r in rs if 1 <= num(r["second"]) < fa]
-        post = [r for r in rs if num(r["second"]) >= fa + 1]
-        worst = min((num(r["total"]) for r in rs if num(r["second"]) >= fa), default=math.nan)
+        fa = cell_float(rs[0].get("fail_after"))
+        pre = [r for r in rs if 1 <= cell_float(r["second"]) < fa]
+        post = [r for r in rs if cell_float(r["second"]) >= fa + 1]
+        worst = min((cell_float(r["total"]) for r in rs if cell_float(r["second"]) >= fa), default=math.nan)
 
         def mean(xs: Sequence[Mapping[str, Any]], col: str) -> float:
-            v = [num(x[col]) for x in xs]
+            v = [cell_float(x[col]) for x in xs]
             return sum(v) / len(v) if v else math.nan
 
         lines.append(f"{strat:<12} {mean(pre, 'total'):>7.2f} {mean(pre, 'jain'):>5.2f} "

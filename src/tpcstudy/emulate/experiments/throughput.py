@@ -54,14 +54,15 @@ import numpy as np
 
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
+from ...export.layout import srh_bytes
 from ...models.maxflow import MaxFlowResult, max_flow
 from ...study.kinds import KINDS
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ...topology import Topology
 from ..agent.client import Transfer, run_traffic
 from ..network.lifecycle import Emulation
 from ..network.mptcp import MAX_SUBFLOWS, enable_subflows, mptcp_available, mptcp_counters
-from ..network.srh import srh_bytes
 from .bpf_placement import bpf_transfers
 from .budget import (
     FALLBACK_MBPS,
@@ -84,7 +85,6 @@ from .harness import (
     Row,
     Unit,
     check_heavy,
-    num,
     pair_tasks,
     topology_units,
 )
@@ -458,9 +458,9 @@ class Throughput(Experiment):
         recomputed for it."""
         ok = [r for r in rows if r.get("status", "ok") == "ok"]
         # a skipped or failed row has no reading (nan): max() over it would depend on the order
-        busy = max((b for b in (num(r.get("cpu_busy")) for r in ok) if math.isfinite(b)),
+        busy = max((b for b in (cell_float(r.get("cpu_busy")) for r in ok) if math.isfinite(b)),
                    default=math.nan)
-        rates = [b for b in (num(r.get("link_mbps")) for r in ok) if math.isfinite(b) and b > 0]
+        rates = [b for b in (cell_float(r.get("link_mbps")) for r in ok) if math.isfinite(b) and b > 0]
         was = max(rates) if rates else network.link_mbps  # the rate measured (a resume may
         # have chosen another since)
         background = self._background.get(unit.name, 0.0)  # other work's share: not ours
@@ -504,7 +504,7 @@ class Throughput(Experiment):
 
 
 def _window(r: Row) -> str:
-    w, s = num(r.get("warmup")), num(r.get("seconds"))
+    w, s = cell_float(r.get("warmup")), cell_float(r.get("seconds"))
     return f"{w:g}+{s:.0f}" if math.isfinite(w) and math.isfinite(s) else ""
 
 
@@ -527,7 +527,7 @@ def summary(rows: Sequence[Row]) -> Dict[str, Dict[str, float]]:
 
 
 def _median(rows: Sequence[Row], col: str) -> float:
-    vals = [v for v in (num(r.get(col)) for r in rows) if math.isfinite(v)]
+    vals = [v for v in (cell_float(r.get(col)) for r in rows) if math.isfinite(v)]
     return float(statistics.median(vals)) if vals else math.nan
 
 

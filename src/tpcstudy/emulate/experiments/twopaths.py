@@ -32,15 +32,16 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ...errors import UsageError
+from ...export.layout import srh_bytes
 from ...metrics import multihoming_metrics, quantile_inf
 from ...policies import make_policy, parse_policy
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ..agent.client import TrafficResult, Transfer, queue_watch, run_traffic
 from ..agent.protocol import PolicySpec
 from ..network.handmade import two_sites
 from ..network.lifecycle import Emulation
-from ..network.srh import srh_bytes
-from .harness import Experiment, Log, Row, Unit, num
+from .harness import Experiment, Log, Row, Unit
 from .policies import COLUMNS, KEY, KIND
 from .repeats import SHARE, Metric, draw_seed
 
@@ -280,9 +281,9 @@ def format_two_paths(rows: Sequence[Dict[str, Any]]) -> str:
         lines = [f"{'seed':>4} {'policy':>14} {'MMR':>6} {'STD':>7} {'AVGT':>7} {'total':>7} "
                  f"{'on loaded path in burst':>24} {'moves':>6}"]
         for r in ok:
-            lines.append(f"{str(r['seed']):>4} {str(r['policy']):>14} {num(r['mmr']):>6.3f} "
-                         f"{num(r['std_mbps']):>7.3f} {num(r['avgt_mbps']):>7.3f} "
-                         f"{num(r['goodput']):>7.3f} {num(r['burst_share']):>24.2f} "
+            lines.append(f"{str(r['seed']):>4} {str(r['policy']):>14} {cell_float(r['mmr']):>6.3f} "
+                         f"{cell_float(r['std_mbps']):>7.3f} {cell_float(r['avgt_mbps']):>7.3f} "
+                         f"{cell_float(r['goodput']):>7.3f} {cell_float(r['burst_share']):>24.2f} "
                          f"{str(r['moves']):>6}")
         lines.append("site flows' throughput over the window in Mbit/s: MMR = min / max, STD, "
                      "AVGT = mean; total in link units; the burst's share on path 1")
@@ -290,10 +291,10 @@ def format_two_paths(rows: Sequence[Dict[str, Any]]) -> str:
         lines = [f"{'seed':>4} {'policy':>14} {'FCT med':>8} {'p90':>8} {'p99':>8} "
                  f"{'done':>9} {'on idle path':>12}"]
         for r in ok:
-            lines.append(f"{str(r['seed']):>4} {str(r['policy']):>14} {num(r['fct_median']):>8.3f} "
-                         f"{num(r['fct_p90']):>8.3f} {num(r['fct_p99']):>8.3f} "
+            lines.append(f"{str(r['seed']):>4} {str(r['policy']):>14} {cell_float(r['fct_median']):>8.3f} "
+                         f"{cell_float(r['fct_p90']):>8.3f} {cell_float(r['fct_p99']):>8.3f} "
                          f"{str(r['completed']) + '/' + str(r['transfers']):>9} "
-                         f"{num(r['on_idle']):>12.2f}")
+                         f"{cell_float(r['on_idle']):>12.2f}")
         lines.append("request completion times in s (unfinished = infinite); on idle path: "
                      "share of requests started on the path without background")
     return "\n".join(lines + bad)

@@ -52,6 +52,7 @@ from ...export.bpf import (
     read_json,
     records_of_binary,
 )
+from ...export.layout import srh_bytes, srh_segments
 from ...hostagent.bpffs import run_private
 from ...io import read_bounded, read_topology
 from ...paths import dag_arcs
@@ -61,7 +62,7 @@ from ...topology import Topology, prune
 from ..network import kernel
 from ..network.lifecycle import Emulation
 from ..network.spec import host_address
-from ..network.srh import IPV6_RTHDR, slot_srh, srh_bytes, srh_segments
+from ..network.srh import IPV6_RTHDR, slot_srh
 from .harness import Experiment, Log, Row, Unit
 
 __all__ = ["TablePath", "read_table", "probe_table", "check_maps", "MAP_ENTRIES", "Verify",
@@ -309,14 +310,14 @@ def probe_table_bpf(emu: Emulation, paths: Sequence[TablePath], table: Path, *,
     link counters moved only on arcs of the slot's segment DAGs (the data) and of the plain
     route back (the acknowledgements, which carry no SRH), with at least one of the slot's."""
     from ...hostagent.loader import reconfigure, status
-    from ...hostagent.maps import Policy
+    from ...hostagent.maps import SlotPolicy
     from ..network.hostagent import install_agents
 
     spec = emu.spec
     topo = spec.topology
     log = log or (lambda m: None)
     sources = sorted({p.source for p in paths})
-    agents = install_agents(emu, table, policy=Policy("first"), routers=sources)
+    agents = install_agents(emu, table, policy=SlotPolicy("first"), routers=sources)
     emu.agents.update(agents)
     switch = kernel.NetnsSwitch()
     out = []
@@ -324,7 +325,7 @@ def probe_table_bpf(emu: Emulation, paths: Sequence[TablePath], table: Path, *,
         emu.wait_quiet()
         log(f"BPF agents on {len(agents)} routers; probing {len(paths)} paths with TCP")
         for p in paths:
-            reconfigure(agents[p.source], policy=Policy("slot", slot=p.slot))
+            reconfigure(agents[p.source], policy=SlotPolicy("slot", slot=p.slot))
             owner = spec.plan.router_of_key(p.prefix.network_address.packed[:8])
             if owner is None:
                 raise EmulationError(f"prefix {p.prefix} is in no router's plan")

@@ -15,7 +15,7 @@ from typing import Dict, Optional, Sequence
 
 from ...export.bpf import read_index
 from ...hostagent.loader import Install, load
-from ...hostagent.maps import Policy
+from ...hostagent.maps import SlotPolicy
 from .lifecycle import Emulation
 from .spec import HOST_NIC
 
@@ -44,7 +44,7 @@ def check_bpf_table(table: Path) -> Sequence[str]:
     return hosts
 
 
-def install_agents(emu: Emulation, table: Path, *, policy: Policy,
+def install_agents(emu: Emulation, table: Path, *, policy: SlotPolicy,
                    routers: Optional[Sequence[str]] = None) -> Dict[str, Install]:
     """Load the agent on every source router of ``table`` (or ``routers``) of ``emu``'s
     network: its cgroup (:meth:`Emulation.cgroup`), its namespace, and the hosts' NIC

@@ -33,7 +33,18 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ...errors import EmulationError
-from ...linux import CGROUP_ROOT, CLONE_NEWNET, NETNS_DIR, cgroup_of, join_cgroup, setns
+from ...linux import (
+    CGROUP_ROOT,
+    CLONE_NEWNET,
+    NETNS_DIR,
+    cgroup_of,
+    enter_netns_fd,
+    join_cgroup,
+    join_netns,
+    netns_kept,
+    setns,
+    thread_netns_fd,
+)
 
 __all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "NetnsSwitch", "run_batch", "write_sysctls",
            "read_sysctl", "interface_counters", "netstat_counters", "list_namespaces",
@@ -56,26 +67,17 @@ _setns = setns
 
 @contextlib.contextmanager
 def enter(name: str) -> Iterator[None]:
-    """Run the body with this thread inside the named network namespace ``name``.
+    """Run the body with this thread inside the named network namespace ``name``
+    (:func:`tpcstudy.linux.in_netns`, a missing namespace said as an emulation error).
 
     The thread's own namespace is restored on exit, also after an exception.
     """
-    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    try:
+    with netns_kept():
         try:
-            fd = os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
+            join_netns(name)
         except FileNotFoundError:
             raise EmulationError(f"network namespace {name!r} does not exist") from None
-        try:
-            _setns(fd)
-        finally:
-            os.close(fd)
-        try:
-            yield
-        finally:
-            _setns(own)
-    finally:
-        os.close(own)
+        yield
 
 
 class NetnsSwitch:
@@ -85,7 +87,7 @@ class NetnsSwitch:
     process that creates it, for good: where an emulated host's BPF agent sees it)."""
 
     def __init__(self) -> None:
-        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        self.home = thread_netns_fd()
         self.fds: Dict[str, int] = {}
         self.home_cgroup: Optional[Path] = None
         self.cgroup: Optional[Path] = None
@@ -123,7 +125,7 @@ class NetnsSwitch:
         fd = self.fds.get(netns)
         if fd is None:
             try:
-                fd = self.fds[netns] = os.open(NETNS_DIR / netns, os.O_RDONLY | os.O_CLOEXEC)
+                fd = self.fds[netns] = enter_netns_fd(netns)
             except FileNotFoundError:
                 raise EmulationError(f"network namespace {netns!r} does not exist") from None
         _setns(fd)

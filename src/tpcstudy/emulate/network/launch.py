@@ -13,7 +13,7 @@ import os
 import sys
 from typing import List, Optional, Sequence
 
-from ...linux import enter_netns_fd, join_cgroup, setns
+from ...linux import die_with_parent, join_cgroup, join_netns
 
 __all__ = ["launch_argv", "main"]
 
@@ -26,18 +26,16 @@ def launch_argv(netns: str, cgroup: Optional[str], argv: Sequence[str]) -> List[
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    parent = os.getppid()
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 4 or args[2] != "--":
         print("usage: python -m tpcstudy.emulate.network.launch NETNS CGROUP|- -- PROGRAM "
               "[ARG...]", file=sys.stderr)
         return 2
     netns, cgroup, program = args[0], args[1], args[3:]
+    die_with_parent(parent)  # the program (after exec) dies with the emulator too
     try:
-        fd = enter_netns_fd(netns)
-        try:
-            setns(fd)
-        finally:
-            os.close(fd)
+        join_netns(netns)
         if cgroup != "-":
             join_cgroup(cgroup)
     except (OSError, ValueError) as exc:

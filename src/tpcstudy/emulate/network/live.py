@@ -162,11 +162,11 @@ def _up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: fl
                 _ns.run_batch("ip", lines, netns=ns, label="SRv6 routes of the table",
                               ipv6=True)
         elif install == "bpf":
-            from ...hostagent.maps import Policy
+            from ...hostagent.maps import SlotPolicy
             from .hostagent import install_agents
 
             assert table is not None
-            install_agents(emu, table, policy=policy or Policy("slot", slot=slot))
+            install_agents(emu, table, policy=policy or SlotPolicy("slot", slot=slot))
         return emu.keep(name, created=_dt.datetime.now(_dt.timezone.utc).isoformat(
             timespec="seconds"), table=str(table) if table else None, install=install,
             slot=slot if install else None, link_mbps=link_mbps, routers=_routers_doc(spec))
@@ -284,11 +284,11 @@ class Network:
                     _ns.run_batch("ip", lines, netns=ns, label="SRv6 routes of the table",
                               ipv6=True)
             elif self.install == "bpf" and self.table is not None:
-                from ...hostagent.maps import Policy
+                from ...hostagent.maps import SlotPolicy
                 from .hostagent import install_agents
 
                 self.agents = install_agents(self.emu, Path(self.table),
-                                             policy=self.policy or Policy("slot", slot=self.slot))
+                                             policy=self.policy or SlotPolicy("slot", slot=self.slot))
         except BaseException:
             self.emu.close()
             raise

@@ -1,4 +1,7 @@
-"""Segment Routing Headers for sockets, byte for byte what the TPC agent gives the kernel.
+"""Segment Routing Headers on sockets, byte for byte what the TPC agent gives the kernel. The
+bytes themselves have one home, :func:`tpcstudy.export.layout.srh_bytes` (and
+:func:`~tpcstudy.export.layout.srh_segments`); this module cuts a map slot's field to a socket's
+header and sets it.
 
 The agent keeps each path's SRH in a fixed 168-byte field (docs/srh-map.md,
 :mod:`tpcstudy.export.layout`) and hands it to ``setsockopt(IPPROTO_IPV6, IPV6_RTHDR, ...)``. The
@@ -15,54 +18,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import struct
-from typing import Iterable, List, Sequence, Union
+from typing import Iterable, List, Union
 
 from ...errors import UsageError
 from ...export.addressing import AddressPlan
 from ...export.layout import MAX_PATHS, SLOT_SIZE, SLOTS_OFFSET, SRH_SIZE
 from .kernel import IPV6_RTHDR
 
-__all__ = ["IPV6_RTHDR", "srh_bytes", "srh_segments", "slot_srh", "set_srh", "srh_length"]
-
-#: Type of the Segment Routing Header (RFC 8754).
-SRH_TYPE = 4
-#: Most segments one SRH can hold (``hdrlen`` is one byte: (255 + 1) * 8 = 8 + 16 * 127 + 8).
-KERNEL_MAX_SEGMENTS = 127
+__all__ = ["IPV6_RTHDR", "slot_srh", "set_srh"]
 
 Address = Union[str, ipaddress.IPv6Address]
-
-
-def srh_length(n_segments: int) -> int:
-    """Bytes of an SRH with ``n_segments`` segments (plus the reserved slot 0)."""
-    return 8 + 16 * (n_segments + 1)
-
-
-def srh_bytes(segments: Sequence[Address]) -> bytes:
-    """The exact-length SRH for a socket, segments in visit order, egress router last."""
-    segs = [ipaddress.IPv6Address(a) for a in segments]
-    n = len(segs)
-    if not 1 <= n <= KERNEL_MAX_SEGMENTS:
-        raise UsageError(f"an SRH needs 1 to {KERNEL_MAX_SEGMENTS} segments, got {n}")
-    out = bytearray(srh_length(n))
-    struct.pack_into("<BBBBBBH", out, 0, 0, 2 * (n + 1), SRH_TYPE, n, n, 0, 0)
-    for k, a in enumerate(reversed(segs), start=1):
-        out[8 + 16 * k:8 + 16 * (k + 1)] = a.packed
-    return bytes(out)
-
-
-def srh_segments(srh: bytes) -> List[ipaddress.IPv6Address]:
-    """Segments (visit order) of an SRH given as exact bytes or as the agent's 168-byte field."""
-    if len(srh) < 8:
-        raise UsageError(f"an SRH is at least 8 bytes, got {len(srh)}")
-    hdrlen, typ, first = srh[1], srh[2], srh[4]
-    if typ != SRH_TYPE:
-        raise UsageError(f"routing header type {typ}, expected {SRH_TYPE} (SRH)")
-    if len(srh) < (hdrlen + 1) * 8 or hdrlen != 2 * (first + 1):
-        raise UsageError(f"SRH hdrlen {hdrlen} and first_segment {first} do not match "
-                         f"{len(srh)} bytes")
-    return [ipaddress.IPv6Address(bytes(srh[8 + 16 * k:8 + 16 * (k + 1)]))
-            for k in range(first, 0, -1)]
 
 
 def slot_srh(value: bytes, slot: int) -> bytes:

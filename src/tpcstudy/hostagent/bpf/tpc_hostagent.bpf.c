@@ -47,6 +47,7 @@
 #define MAX_PATHS 8
 #define SRH_ADDRESSES 10
 #define SRH_FIELD 168
+#define SRH_TYPE 4 /* RFC 8754 */
 #define NEXTHDR_ROUTING 43
 #define SOL_TCP_ 6
 #define SOL_IPV6_ 41
@@ -93,7 +94,7 @@ struct dest_value {
 #endif
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct srh_field) == 168, "SRH field: 168 bytes");
+_Static_assert(sizeof(struct srh_field) == SRH_FIELD, "SRH field: 168 bytes");
 _Static_assert(sizeof(struct path_slot) == 192, "path record: 192 bytes");
 _Static_assert(sizeof(struct dest_value) == VALUE_SIZE, "value size of the exported layout");
 _Static_assert(VALUE_SIZE == 1556 || VALUE_SIZE == 1652 || VALUE_SIZE == 1684,
@@ -320,7 +321,7 @@ static __always_inline int slot_ok(const struct dest_value *v, __u32 i)
 {
 	if (i >= MAX_PATHS)
 		return 0;
-	return v->slot[i].is_valid && v->slot[i].srh.type == 4 && v->slot[i].srh.first_segment >= 1
+	return v->slot[i].is_valid && v->slot[i].srh.type == SRH_TYPE && v->slot[i].srh.first_segment >= 1
 	       && v->slot[i].srh.first_segment <= SRH_ADDRESSES - 1
 	       && v->slot[i].srh.hdrlen == 2 * (v->slot[i].srh.first_segment + 1);
 }
