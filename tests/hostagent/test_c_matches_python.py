@@ -49,10 +49,12 @@ def test_constants_match_the_layout():
 
 def test_map_names():
     declared = re.findall(r"\}\s*(\w+)\s+SEC\(\"\.maps\"\)", C)
+    declared += re.findall(r",\s*(\w+)\s+SEC\(\"\.maps\"\)", C)  # a second map of one type
     assert declared[0] == "MAP_NAME"
     assert re.search(r"^#define MAP_NAME dest_map$", C, re.M)
     assert sorted(declared[1:]) == sorted(_OUR_MAPS)
     assert set(LAYOUTS.values()) == {v.map_name for v in L.VARIANTS.values()}
+    assert LAYOUTS == {v.value_size: v.map_name for v in L.VARIANTS.values()}
 
 
 def test_slot_policy_codes_and_counters():
@@ -65,8 +67,11 @@ def test_slot_policy_codes_and_counters():
     assert dict(_enum("ST_CONNECTIONS"))["ST_COUNT"] >= len(M.STATS)
 
 
-def test_config_struct_is_six_u32():
+def test_config_struct_is_eight_u32():
     body = re.search(r"struct config \{(.*?)\};", C, re.S).group(1)
     fields = re.findall(r"__u32 (\w+);", body)
-    assert len(fields) == len(re.findall(r"__\w+ \w+;", body)) == 6
-    assert M.CONFIG.format == "<6I"
+    assert len(fields) == len(re.findall(r"__\w+ \w+;", body)) == 8
+    assert M.CONFIG.format == "<8I"
+    assert fields[-2:] == ["on_update", "room"]
+    assert {n[len("ON_UPDATE_"):].lower(): v for n, v in _enum("ON_UPDATE_REPATH")} == M.ON_UPDATE
+    assert {n[len("ROOM_"):].lower(): v for n, v in _enum("ROOM_PATH")} == M.ROOMS
