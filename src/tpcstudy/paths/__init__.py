@@ -203,6 +203,8 @@ def _node(topo: Topology, node: Any) -> int:
 
 def _id(topo: Topology, node: Any) -> int:
     """Array layer: an integer is a router id (never looked up as a name); anything else a name."""
+    if type(node) is int and 0 <= node < len(topo.names):  # the common case, checked first
+        return node
     if isinstance(node, (int, np.integer)) and not isinstance(node, bool):
         if 0 <= int(node) < topo.num_nodes:
             return int(node)
