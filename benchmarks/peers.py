@@ -483,8 +483,10 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
             t0 = time.perf_counter()
             fns[lib]()
             # one timed block lasts about 50 ms or more: a lone call of 0.1-5 ms right after
-            # gc.collect() would mostly time cold caches and parked worker threads
-            calls[lib] = max(1, min(1000, round(args.block / max(time.perf_counter() - t0, 1e-7))))
+            # gc.collect() would mostly time cold caches and parked worker threads, and a
+            # block of a few ms (Abilene's 1 us matrix, 1,000 calls) would be half a
+            # preemption on a busy machine: up to 100,000 calls
+            calls[lib] = max(1, min(100000, round(args.block / max(time.perf_counter() - t0, 1e-7))))
         checks: Dict[str, List[str]] = {}
         for lib in order[1:]:
             ref, ps, ss = outs["tpcstudy"], pairs, sources
@@ -513,9 +515,10 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
                                 "check_failures": 0 if lib == "tpcstudy" else len(checks[lib])}
         peers = {lib: row["libs"][lib]["wall"]["median"] for lib in order[1:]}
         for lib in order[1:]:  # per repetition: the two times of one interleaved round
-            per_rep = [(p * scale_of(lib)) / (o * scale_of("tpcstudy"))
-                       for p, o in zip(walls[lib], walls["tpcstudy"])]
-            row["libs"][lib]["ratio"] = summary(per_rep, 1.0)
+            for key, xs in (("ratio", walls), ("cpu_ratio", cpus)):
+                per_rep = [(p * scale_of(lib)) / max(o * scale_of("tpcstudy"), 1e-12)
+                           for p, o in zip(xs[lib], xs["tpcstudy"])]
+                row["libs"][lib][key] = summary(per_rep, 1.0)
         if peers:
             best = min(peers, key=lambda x: peers[x])
             row["strongest_peer"] = best
@@ -528,6 +531,7 @@ def run_topology(name: str, args: argparse.Namespace, libs: Sequence[str]) -> Di
         bad = {lib: c for lib, c in checks.items() if c}
         print(f"{name:9s} {op.key:16s} {op.unit:9s} {line}"
               + (f"  -> {row['verdict']} {spread(row['ratio_spread'])} vs {row['strongest_peer']}"
+                 f" (CPU time {spread(row['libs'][row['strongest_peer']]['cpu_ratio'])})"
                  if peers else "") + (f"  CHECK FAILED {bad}" if bad else ""), flush=True)
     result["failed"] = failed
     return result
@@ -556,11 +560,14 @@ def markdown(results: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
         + f"; load average {meta.get('loadavg', '?')} at the start; "
         f"{', '.join(f'{k} {v}' for k, v in meta['versions'].items())}). tpcstudy: median wall "
         f"time; peers: their time over tpcstudy's (higher: tpcstudy faster), the median of the "
-        f"repetitions' ratios with their range. Every output was checked against tpcstudy's "
-        f"for every pair.",
+        f"repetitions' ratios with their range; the last column the same ratio of CPU "
+        f"times (the process's, every thread: on a busy machine a single-threaded call's CPU "
+        f"time is steadier than its wall time, which counts the waits for a CPU). Every "
+        f"output was checked against tpcstudy's for every pair.",
         "",
-        "| operation | topology | tpcstudy | rustworkx | igraph | networkx | tpcstudy vs the strongest |",
-        "|---|---|---|---|---|---|---|",
+        "| operation | topology | tpcstudy | rustworkx | igraph | networkx | tpcstudy vs the strongest "
+        "| the same, CPU time |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for op in OPS:
         for r in results:
@@ -571,8 +578,10 @@ def markdown(results: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
             cells += [_ratio_cell(row, lib) if lib in row["libs"] else "none" for lib in LIBS[1:]]
             verdict = (f"{row['verdict']} {_ratio_cell(row, row['strongest_peer'])} vs "
                        f"{row['strongest_peer']}" if "ratio" in row else "-")
+            best = row["libs"].get(row.get("strongest_peer", ""), {})
+            cpu = spread(best["cpu_ratio"]) if "cpu_ratio" in best else "-"
             lines.append(f"| {op.label}, {op.unit} | {r['topology']} | " + " | ".join(cells)
-                         + f" | {verdict} |")
+                         + f" | {verdict} | {cpu} |")
     cpu_rows = []
     for op in OPS:
         for r in results:
@@ -621,7 +630,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--block", type=float, default=0.05,
                     help="seconds one timed block of back-to-back calls lasts at least")
     ap.add_argument("--ops", nargs="*", default=None, help="only these operations")
-    ap.add_argument("--nx-pairs", type=int, default=100,
+    ap.add_argument("--nx-pairs", type=int, default=50,
                     help="networkx runs on this many of the pairs (and sources) only")
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="keep N CPUs busy during the run (N busy-loop child processes)")

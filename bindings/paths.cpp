@@ -237,6 +237,10 @@ void bind_paths(nb::module_& m) {
 
     m.def("free_cpus", &tpc::free_cpus,
           "CPUs free now: online CPUs less the other runnable tasks (/proc/loadavg), at least 1.");
+    m.def("set_load_aware",
+          [](bool on) { return tpc::load_aware().exchange(on); }, "on"_a,
+          "Whether batch calls cap their threads at the CPUs free now (default True); returns "
+          "the previous setting. For tests of the thread counts only.");
     m.def("hardware_threads", &tpc::hardware_threads,
           "CPUs this process may run on (its CPU affinity), the most threads any call uses.");
 

@@ -232,9 +232,13 @@ private:
 std::vector<double> distances_from(const Graph& g, int32_t source, const uint8_t* alive) {
     check_node(g, source, "source");
     if (alive) return dijkstra<true>(g, source, alive);
-    Search<true> search(g);
+    // per-thread search arrays (as shortest_paths): only the answer is allocated per call
+    thread_local SearchBuffers search_buffers;
+    Search<true> search(g, std::move(search_buffers));
     search.run(source);
-    return std::move(search.dist_vector());
+    std::vector<double> out(search.dist(), search.dist() + g.n);
+    search_buffers = search.release();
+    return out;
 }
 
 std::vector<double> distances_to(const Graph& g, int32_t target, const uint8_t* alive) {

@@ -90,12 +90,20 @@ inline int32_t free_cpus() {
 // the work until it gets one, and the call waits for it (Kdl's distance matrix beside one busy
 // CPU: 6.6 ms on two threads, 4.2 ms on one). Callers size `items` by work, so that a call
 // too small for two threads to pay (starting one costs ~50 us) passes 1.
+// Whether thread_count reads the load (default: yes). Off only where the thread counts
+// themselves are under test (tests/test_paths_threads.py), so that they do not depend on what
+// else the machine runs.
+inline std::atomic<bool>& load_aware() {
+    static std::atomic<bool> on{true};
+    return on;
+}
+
 inline int32_t thread_count(int32_t threads, size_t items) {
     if (items <= 1) return 1;  // nothing to share: no system call for single-pair calls
     const int32_t cpus = hardware_threads();
     int32_t nt = threads > 0 ? std::min(threads, cpus) : cpus;
     nt = static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(nt, items)));
-    if (nt > 1) nt = std::min(nt, free_cpus());
+    if (nt > 1 && load_aware().load(std::memory_order_relaxed)) nt = std::min(nt, free_cpus());
     return nt;
 }
 

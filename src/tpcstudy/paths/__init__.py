@@ -199,6 +199,8 @@ def _pairs(topo: Topology, sources: Any, targets: Any) -> Tuple[np.ndarray, np.n
 
 def _node(topo: Topology, node: Any) -> int:
     """A router by id or name: the one rule of :meth:`Topology.index_of` (docs/method.md §1)."""
+    if type(node) is int and 0 <= node < len(topo.names):  # the common case, checked first
+        return node
     return topo.index_of(node)
 
 
