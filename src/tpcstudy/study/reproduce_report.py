@@ -342,7 +342,9 @@ def format_report(report: Mapping[str, Any], figures: Sequence[str] = ()) -> str
         lines += ["## Figures", ""] + [f"![{Path(f).stem}]({f})" for f in figures] + [""]
     secs = report.get("seconds") or {}
     if secs:
-        lines += ["Run time: " + ", ".join(f"{k} {v:.0f} s" for k, v in secs.items()) + "."]
+        lines += ["Run time of this invocation (studies finished by an earlier one are "
+                  "reused, not run again): "
+                  + ", ".join(f"{k} {v:.0f} s" for k, v in secs.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
