@@ -69,3 +69,29 @@ def test_variants_line_says_when_none_ran():
           "paper": {"ecmp@1": 71.43}}]
     assert _variants_line(v) == ("Variants whose median holds the paper's inside its noise "
                                  "interval: round (over ecmp at 1 %).")
+
+
+def test_parallel_one_variant_solves_on_merged_links(repetita):
+    """Belnet2009 has parallel links: with ``parallel="one"`` the draws are the multigraph's and
+    the values those of the merged topology (one ECMP next hop per router pair, capacities
+    added): 5.67 Mbit/s instead of the rule's 5.56 on this draw."""
+    from tpcstudy import max_flow, prune, read_topology
+    from tpcstudy.errors import UsageError
+    from tpcstudy.pairs import heavy_pairs
+    from tpcstudy.study.maxflow import MaxflowConfig, run_topology
+    from tpcstudy.study.tasks import Task
+
+    path = next(repetita.glob("*inverseCapacity/Belnet2009.graph"))
+    cfg = MaxflowConfig(heavy=(10.0,), seeds=(0,), models=("ecmp",), capacity="file",
+                        weight="file", links="multigraph", parallel="one")
+    assert cfg.meta("x")["parallel"] == "one"
+    assert "parallel" not in MaxflowConfig(links="multigraph").meta("x")  # old folders resume
+    with pytest.raises(UsageError, match="parallel 'two'"):
+        MaxflowConfig(parallel="two")
+    rows = run_topology(Task({"topology": "Belnet2009"}, (str(path), cfg)))
+    topo = prune(read_topology(path, capacity="file", weight="file", links="multigraph"))
+    assert topo.has_parallel_links()
+    pairs = heavy_pairs(topo, percent=10.0, seed=0)
+    want = max_flow(topo.merged(), pairs, model="ecmp").value
+    assert rows[0]["value"] == pytest.approx(want) == pytest.approx(5666666.666666667)
+    assert max_flow(topo, pairs, model="ecmp").value == pytest.approx(5555555.555555555)

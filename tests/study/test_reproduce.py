@@ -131,7 +131,8 @@ def test_reproduce_end_to_end_with_one_draw(repetita: Path, tmp_path: Path, caps
            "routers" in printed
     text = (out / "report.md").read_text()
     assert "Pruned routers per topology: the multiset equals Figure 5's (233 values)" in text
-    assert "- max: 219 topologies here, 219 in the figure; 218 of 219 equal" in text
+    assert ("- max, per topology (Figure 7a): 219 topologies here, 219 in the figure; 218 of 219 "
+            "equal") in text
     report = json.loads((out / "report.json").read_text())
     assert [r["values"] for r in report["figure6"]] == [219] * 6  # one draw per topology
     assert (out / "figures" / "figure6-beside-paper.png").stat().st_size > 10_000

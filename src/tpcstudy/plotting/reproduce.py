@@ -129,6 +129,9 @@ def plot_figure5(figure5: Mapping[str, Any]) -> Any:
         cdf(ax, paper, color=COLORS["paper"], lw=6, alpha=0.3, label="the paper (wide, pale)")
         cdf(ax, per.get(key, []), color=COLORS["max"], lw=1.5, label="tpcstudy")
         ax.set_xscale("log")
+        ticks = [t for t in (3, 5, 10, 20, 50, 100, 200) if t <= max(paper) * 1.1]
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
         ax.set_xlabel(f"{what} per pruned topology" + (" (self-loops counted, as the figure)"
                                                       if key == "links" else ""))
         ax.set_ylabel("share of topologies")
