@@ -47,13 +47,14 @@ def test_agent_status_with_no_connection(monkeypatch, capsys):
 
     monkeypatch.setattr(loader, "saved_names", lambda: ["h1"])
     monkeypatch.setattr(loader, "read_saved", lambda n: SimpleNamespace(
-        host="fd00::1", policy="slot", cgroup="/sys/fs/cgroup/x"))
+        host="fd00::1", policy="slot", cgroup="/sys/fs/cgroup/x", state="loaded", pid=1))
     monkeypatch.setattr(loader, "status", lambda inst: {
-        "counters": {"connections": 0, "srh_inserted": 0}, "entries": 4, "slots": []})
+        "counters": {"connections": 0, "srh_inserted": 0}, "entries": 4, "slots": [],
+        "generation": 0})
     assert main(["agent", "status"]) == 0
     out = capsys.readouterr().out
-    assert out.strip() == ("h1 (fd00::1, 4 destinations, policy slot): no connection seen yet "
-                           "(every counter 0)")
+    assert out.strip() == ("h1 (fd00::1, 4 destinations, policy slot, table generation 0): no "
+                           "connection seen yet (every counter 0)")
     assert not any(line.rstrip().endswith(":") for line in out.splitlines())
 
 
