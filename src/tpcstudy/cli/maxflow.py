@@ -85,6 +85,12 @@ def register(sub: Any) -> None:
                    help="seconds per model solve; a row over it is marked failed")
     p.add_argument("--write-lp", default=None, metavar="FILE",
                    help="write each final LP (FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp)")
+    p.add_argument("--failures", default="none", metavar="SPEC",
+                   help="also solve every model under failures, three reactions each (none, "
+                        "hosts, reoptimised; docs/method.md 4c): none (default), links (every "
+                        "link of the pruned topology), links:N (a seeded sample of N), "
+                        "srlg:FILE (lines 'NAME: A -- B; C -- D'), nodes (every transit "
+                        "router); the folder then holds the failure rows")
     add_executor_options(p)
     p.add_argument("--out", required=True, metavar="DIR",
                    help="results folder (meta.json, results.csv); re-running resumes")
@@ -111,15 +117,9 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     args.weight = args.weight or ("file" if file_matrix else "hop")
     if args.objective == "mlu":
         return cmd_mlu(args)
-    config = MaxflowConfig(
-        heavy=tuple(parse_list(args.heavy or "1,5,10", float, "--heavy")),
-        seeds=tuple(range(args.seed, args.seed + args.seeds)),
-        models=tuple(parse_list(args.models or "ecmp,multipath,sr,mcf", str, "--models")),
-        ks=parse_k_list(args.k),
-        subflows=tuple(parse_list(args.subflows, int, "--subflows")) if args.subflows else (),
-        capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
-        prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp,
-        links=args.links, ordered=args.pair_order == "ordered", rounding=args.rounding)
+    config = _maxflow_config(args)
+    if args.failures.strip() != "none":
+        return cmd_failures(args, config)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = run_maxflow_study(args.topo, args.out, config, jobs=args.jobs,
@@ -134,6 +134,37 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     return _finish(args, run, rows, t0, f"{len(skipped)} topologies skipped (< 2 edge routers), ",
                    lambda r: f"heavy {r['heavy']} seed {r['seed']} {r['model']} k {r['k']}"
                    + (f" subflows {r['subflows']}" if r.get("subflows") else ""))
+
+
+def _maxflow_config(args: argparse.Namespace) -> MaxflowConfig:
+    return MaxflowConfig(
+        heavy=tuple(parse_list(args.heavy or "1,5,10", float, "--heavy")),
+        seeds=tuple(range(args.seed, args.seed + args.seeds)),
+        models=tuple(parse_list(args.models or "ecmp,multipath,sr,mcf", str, "--models")),
+        ks=parse_k_list(args.k),
+        subflows=tuple(parse_list(args.subflows, int, "--subflows")) if args.subflows else (),
+        capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
+        prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp,
+        links=args.links, ordered=args.pair_order == "ordered", rounding=args.rounding)
+
+
+def cmd_failures(args: argparse.Namespace, base: Any) -> int:
+    """``--failures SPEC``: the failure study (:mod:`tpcstudy.study.failures`) of either
+    objective; ``base`` is the intact study's config."""
+    from ..study import failures as study_failures
+
+    config = study_failures.FailuresConfig(base=base, failures=args.failures.strip())
+    t0 = time.perf_counter()
+    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
+        run, rows = study_failures.run_failures_study(
+            args.topo, args.out, config, jobs=args.jobs, progress=not args.no_progress,
+            executor=executor, overwrite=args.overwrite)
+    if args.json:
+        print_study_json(args.out)
+    else:
+        print(study_failures.format_summary(study_failures.summarize(rows)))
+    return _finish(args, run, rows, t0, "",
+                   lambda r: f"failure {r['failure']} {r['model']} k {r['k']} {r['reaction']}")
 
 
 def _finish(args: argparse.Namespace, run: Any, rows: List[Dict[str, Any]], t0: float,
@@ -169,6 +200,8 @@ def cmd_mlu(args: argparse.Namespace) -> int:
                        seeds=tuple(range(args.seed, args.seed + args.seeds)),
                        capacity=args.capacity, weight=args.weight, links=args.links,
                        solver=args.solver)
+    if args.failures.strip() != "none":
+        return cmd_failures(args, config)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = study_mlu.run_mlu_study(args.topo, args.out, config, jobs=args.jobs,

@@ -21,12 +21,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import paths as _paths
+from ..errors import UsageError
 from ..subflows import draw_subflows
 from ..topology import Topology
 from .colgen import Key, Pricer, column_generation
 from .problem import Column, MaxFlowResult, Problem, csc
 
-__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "SegmentCache"]
+__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "SegmentCache",
+           "path_keys"]
 
 
 class SegmentCache:
@@ -58,9 +60,12 @@ class SegmentCache:
         return uniq, np.bincount(inv, weights=vals)
 
 
-def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
+def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
+       fixed: bool = False) -> MaxFlowResult:
     """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
-    segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing)."""
+    segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing).
+    ``more``: further starting columns ``(pair, key)`` (a warm start; one with an unreachable
+    segment is left out); ``fixed``: no pricing, the LP over the starting columns only."""
     topo, S, T = p.topo, p.S, p.T
     cache = SegmentCache(topo)
 
@@ -93,10 +98,39 @@ def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
     direct = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
     cache.ensure(direct)
     first: List[Optional[Key]] = [q if len(cache.cache[q][0]) else None for q in direct]
-    res = column_generation(p, label, first, columns, price if k > 1 else None,
-                            lambda q: tuple(topo.names[v] for v in q))
+    if more:  # warm start / fixed table: sr-paths whose every segment is reachable, once
+        cache.ensure([(u, v) for _, q in more for u, v in zip(q[:-1], q[1:])])
+        more = [(i, q) for i, q in dict.fromkeys(more) if len(q) > 2 and len(q) <= k + 1
+                and all(len(cache.cache[(u, v)][0]) for u, v in zip(q[:-1], q[1:]))]
+    res = column_generation(p, label, first, columns, price if k > 1 and not fixed else None,
+                            lambda q: tuple(topo.names[v] for v in q), more)
     res.k = k
     return res
+
+
+def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Sequence[Any]],
+              concrete: bool) -> List[Tuple[int, Key]]:
+    """Starting columns given as router sequences ``(s, ..., t)`` (names or ids), as ``(pair,
+    key)``: the pair whose endpoints they join (a sequence joining no pair is refused), the key
+    the model uses (``concrete``: the arc ids of a router path, the first of parallel links;
+    a path over a missing link is left out; else the sr-path's routers)."""
+    pair = {(int(s), int(t)): i for i, (s, t) in reversed(list(enumerate(zip(S.tolist(),
+                                                                            T.tolist()))))}
+    ap = ArcPaths(topo) if concrete else None
+    out: List[Tuple[int, Key]] = []
+    for q in columns:
+        ids = tuple(topo.index_of(v) for v in q)
+        i = pair.get((ids[0], ids[-1])) if len(ids) >= 2 else None
+        if i is None:
+            raise UsageError(f"initial column {tuple(q)!r} joins no pair")
+        if ap is None:
+            out.append((i, ids))
+            continue
+        u, v = np.asarray(ids[:-1], dtype=np.int64), np.asarray(ids[1:], dtype=np.int64)
+        arcs = ap._arc(u, v)
+        if np.all((ap.src[arcs] == u) & (ap.dst[arcs] == v)):
+            out.append((i, tuple(int(a) for a in arcs)))
+    return out
 
 
 class ArcPaths:
@@ -193,7 +227,7 @@ class ArcPaths:
         return self._keys(steps, False) if steps else [() for _ in range(len(cur))]
 
 
-def mcf(p: Problem) -> MaxFlowResult:
+def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False) -> MaxFlowResult:
     """Multicommodity max flow by column generation over arbitrary simple paths.
 
     Pricing: a shortest path from each source on arc lengths ``y_l`` (the capacity duals; a
@@ -227,10 +261,12 @@ def mcf(p: Problem) -> MaxFlowResult:
             return ap.from_pred(pred, np.searchsorted(sources, s), s, t)
         return values, keys
 
-    return _path_cg(p, "mcf", price, topo.arc_weight.astype(np.float64))
+    return _path_cg(p, "mcf", None if fixed else price, topo.arc_weight.astype(np.float64),
+                    more, price)
 
 
-def multipath(p: Problem) -> MaxFlowResult:
+def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False
+              ) -> MaxFlowResult:
     """Multipath over ECMP: every individual IGP shortest path of a pair is its own column.
 
     Column generation priced on the pair's shortest-path DAG: the cheapest single shortest path
@@ -245,7 +281,8 @@ def multipath(p: Problem) -> MaxFlowResult:
         cost, nxt = _paths.dag_min_costs(topo, y)
         return cost[S, T], lambda idx: ap.from_next(nxt, S[idx], T[idx])
 
-    return _path_cg(p, "multipath", price, np.ones(2 * topo.num_links))
+    return _path_cg(p, "multipath", None if fixed else price, np.ones(2 * topo.num_links),
+                    more, price)
 
 
 def _arc_columns(keys: List[Key]) -> List[Column]:
@@ -263,16 +300,22 @@ def _arc_path_names(topo: Topology) -> Callable[[Key], Tuple[str, ...]]:
     return lambda q: (src[q[0]], *map(dst.__getitem__, q))
 
 
-def _path_cg(p: Problem, label: str, price: Pricer, initial_prices: np.ndarray) -> MaxFlowResult:
+def _path_cg(p: Problem, label: str, price: Optional[Pricer], initial_prices: np.ndarray,
+             more: Sequence[Tuple[int, Key]] = (), first_price: Optional[Pricer] = None
+             ) -> MaxFlowResult:
     """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
     their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
-    none and carry nothing)."""
-    values, paths_of = price(initial_prices)
+    none and carry nothing); ``more``: further starting columns ``(pair, arc tuple)``;
+    ``price`` ``None``: no generation (``first_price`` picks the starting paths)."""
+    pick = price if price is not None else first_price
+    assert pick is not None
+    values, paths_of = pick(initial_prices)
     reach = np.flatnonzero(np.isfinite(values))
     first: List[Optional[Key]] = [None] * p.npairs
     for i, q in zip(reach.tolist(), paths_of(reach)):
         first[i] = q
-    return column_generation(p, label, first, _arc_columns, price, _arc_path_names(p.topo))
+    more = [m for m in dict.fromkeys(more) if m[1] != first[m[0]]]
+    return column_generation(p, label, first, _arc_columns, price, _arc_path_names(p.topo), more)
 
 
 def mptcp(p: Problem, subflows: int, seed: int) -> MaxFlowResult:

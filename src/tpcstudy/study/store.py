@@ -84,10 +84,11 @@ class _Damaged(Exception):
 
 #: What a results folder or file can hold: topology statistics, one of the studies (maximum
 #: flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``).
-KINDS = ("topo", "maxflow", "disjoint", "mlu", "emulate-throughput", "emulate-failover",
+KINDS = ("topo", "maxflow", "disjoint", "mlu", "failures", "emulate-throughput", "emulate-failover",
          "emulate-mptcp", "emulate-fault", "emulate-policies")
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
-                   "capacity_rule", "weight_rule", "policy", "slot_share", "matrix"}
+                   "capacity_rule", "weight_rule", "policy", "slot_share", "matrix",
+                   "failure", "reaction", "objective"}
 
 #: Column marking a row's outcome; ``"failed"`` for the row standing for a task that raised.
 STATUS = "status"

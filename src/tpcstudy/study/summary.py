@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Optional
 
-from . import disjoint, maxflow, mlu, stats
+from . import disjoint, failures, maxflow, mlu, stats
 from .store import STATUS, Results
 
 __all__ = ["summary_line", "summary_text", "summary_data", "plain", "provenance", "failed_rows"]
@@ -23,6 +23,8 @@ def summary_line(results: Results, *, k: Optional[int] = None,
         return disjoint.summary_line(results)
     if results.kind == "mlu":
         return mlu.summary_line(results)
+    if results.kind == "failures":
+        return failures.summary_line(results)
     return stats.summary_line(results)
 
 
@@ -38,6 +40,8 @@ def summary_text(results: Results, *, aggregate: str = "topology",
         return disjoint.format_summary(disjoint.summarize(results)) + "\n" + line
     if results.kind == "mlu":
         return mlu.format_summary(mlu.summarize(results)) + "\n" + line
+    if results.kind == "failures":
+        return failures.format_summary(failures.summarize(results)) + "\n" + line
     return stats.format_summary(stats.summarize(results)) + "\n" + line
 
 
@@ -74,6 +78,8 @@ def summary_data(results: Results, *, k: Optional[int] = None,
         out["summary"] = disjoint.summarize(results)
     elif results.kind == "mlu":
         out["summary"] = mlu.summarize(results)
+    elif results.kind == "failures":
+        out["summary"] = failures.summarize(results)
     else:
         out["summary"] = stats.summarize(results)
     return plain(out)
