@@ -22,7 +22,7 @@ LAYERS: List[Tuple[str, ...]] = [
     ("subflows", "pairs", "topogen", "lp", "policies"),
     ("maxflow",),
     ("mlu",),
-    ("unsplit", "demands"),
+    ("unsplit", "demands", "failures"),
     ("export",),
     ("hostagent",),
     ("study",),

@@ -28,6 +28,7 @@ from .calibration import plot_calibration
 from .common import save_figure
 from .disjoint import DISJOINT_PANELS, plot_disjoint
 from .emulation import plot_dumbbell, plot_fault, plot_policies, plot_recovery, plot_throughput
+from .failures import plot_failures
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .mlu import plot_mlu
 from .path_table import plot_path_table
@@ -37,12 +38,13 @@ from .zoo_emulation import plot_throughput_zoo
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
            "plot_throughput", "plot_recovery", "plot_dumbbell", "plot_fault", "plot_policies",
            "plot_results", "save_figure", "plot_calibration", "plot_throughput_zoo", "plot_mlu",
+           "plot_failures",
            "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES"]
 
 #: File name of each kind's figure.
 FIGURE_NAMES = {"topo": "fig5-topologies", "maxflow": "fig6-maxflow", "disjoint": "fig7-disjoint",
-                "mlu": "mlu",
+                "mlu": "mlu", "failures": "failures",
                 "emulate-throughput": "emulation-throughput",
                 "emulate-failover": "emulation-recovery", "emulate-mptcp": "emulation-mptcp",
                 "emulate-fault": "emulation-fault", "emulate-policies": "emulation-policies"}
@@ -53,7 +55,7 @@ def plot_results(results: Results, **kw: Any) -> Tuple[str, Any]:
     or an emulation figure, by its kind."""
     draw: Dict[str, Callable[..., Any]] = {
         "topo": plot_topologies, "maxflow": plot_maxflow, "disjoint": plot_disjoint,
-        "mlu": plot_mlu,
+        "mlu": plot_mlu, "failures": plot_failures,
         "emulate-throughput": plot_throughput, "emulate-failover": plot_recovery,
         "emulate-mptcp": plot_dumbbell, "emulate-fault": plot_fault,
         "emulate-policies": plot_policies}

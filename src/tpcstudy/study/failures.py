@@ -114,7 +114,7 @@ def _intact(path: Path, config: FailuresConfig) -> Tuple[Topology, Dict[str, Sce
     per process and topology."""
     key = (str(path), repr(config))
     if key in _cache:
-        return _cache[key]  # type: ignore[no-any-return]
+        return _cache[key]
     topo = _topology(path, config)
     b = config.base
     entries: List[Any] = []
@@ -148,9 +148,9 @@ def _intact(path: Path, config: FailuresConfig) -> Tuple[Topology, Dict[str, Sce
             for model in b.models:
                 for k in (b.ks if model == "sr" else [""]):
                     row = dict(base, heavy="", seed=seed, model=model, k=k, pairs=len(S))
-                    res = min_mlu(topo, dem, model=model, k=int(k) if k != "" else 4,
+                    got = min_mlu(topo, dem, model=model, k=int(k) if k != "" else 4,
                                   solver=b.solver)
-                    entries.append((row, MLUIntact(topo, res, int(k) if k != "" else 4, b.solver),
+                    entries.append((row, MLUIntact(topo, got, int(k) if k != "" else 4, b.solver),
                                     ""))
     out = (topo, {sc.id: sc for sc in _scenarios(topo, config)}, entries)
     while len(_cache) >= CACHE:
@@ -170,8 +170,8 @@ def run_failure(task: Task) -> List[Dict[str, Any]]:
     for row, intact, error in entries:
         common = dict(row, failure=sc.id, failed_links=len(sc.links))
         if intact is None:
-            for r in REACTIONS:
-                rows.append(dict(common, reaction=r, status="skipped" if "edge" in error
+            for name in REACTIONS:
+                rows.append(dict(common, reaction=name, status="skipped" if "edge" in error
                                  else "failed", error=error))
             continue
         t0 = time.perf_counter()
@@ -180,7 +180,7 @@ def run_failure(task: Task) -> List[Dict[str, Any]]:
                 got = mlu_reactions(intact, sc)
                 iv = float(intact.res.mlu)
             else:
-                got = maxflow_reactions(intact, sc, time_limit=config.base.time_limit)  # type: ignore[union-attr]
+                got = maxflow_reactions(intact, sc, time_limit=getattr(config.base, "time_limit", None))
                 iv = float(intact.res.value)
         except TpcStudyError as exc:
             rows.append(dict(common, reaction="reoptimised", status="failed", error=str(exc),
@@ -221,7 +221,7 @@ def run_failures_study(topo_spec: Spec, out_dir: Union[str, Path], config: Failu
         for p in order:
             if config.objective == "mlu":
                 try:
-                    dfile = _mlu_demands(p, config.base.demands)  # type: ignore[arg-type]
+                    dfile = _mlu_demands(p, str(config.base.demands))
                 except TpcStudyError:
                     dfile = None
             else:
