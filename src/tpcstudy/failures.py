@@ -48,6 +48,9 @@ FAILURE_KINDS = ("none", "links", "srlg", "nodes")
 REACTIONS = ("none", "hosts", "reoptimised")
 #: Largest shared-risk group file read (bytes).
 SRLG_LIMIT = 16 << 20
+#: Models warm-started from the intact columns (multipath's intact paths may no longer be
+#: shortest once a link fails: it is solved afresh).
+WARM = ("ecmp", "sr", "mcf")
 #: Flow below this (relative to the largest) is no flow: a path the LP does not use.
 FLOW_EPS = 1e-9
 
@@ -304,11 +307,18 @@ class Reaction:
 
 
 def _connected(ftopo: Topology, S: np.ndarray, T: np.ndarray, sc: Scenario) -> np.ndarray:
-    dist = _paths.path_price_bounds(ftopo, ftopo.arc_weight.astype(np.float64), S, T)
-    ok = np.isfinite(dist)
+    """Pairs whose routers are still joined (links are two-way: the components of the
+    undirected failed graph), neither of them a failed router."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = ftopo.num_nodes
+    g = csr_matrix((np.ones(ftopo.num_links), (ftopo.link_u, ftopo.link_v)), shape=(n, n))
+    _, label = connected_components(g, directed=False)
+    ok = label[S] == label[T]
     for v in sc.nodes:
         ok &= (S != v) & (T != v)
-    return ok
+    return np.asarray(ok, dtype=bool)
 
 
 def _ids(topo: Topology, path: Sequence[str]) -> Tuple[int, ...]:
@@ -330,6 +340,34 @@ class MaxflowIntact:
         self.used_flows = flows[used]
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, self.used_paths, self.used_flows, concrete)
+        self.segments: Optional[Tuple[np.ndarray, ...]] = None
+        if not concrete:  # every pair's direct segment and the used sr-paths' segments
+            segs = {(int(s), int(t)) for s, t in zip(self.S.tolist(), self.T.tolist())}
+            segs.update((u, v) for q in self.used_paths for u, v in zip(q[:-1], q[1:]))
+            order = sorted(segs)
+            src = np.asarray([u for u, _ in order], dtype=np.int32)
+            dst = np.asarray([v for _, v in order], dtype=np.int32)
+            off, arcs, fr = _paths.segment_ratios(topo, src, dst)
+            self.segments = (src, dst, np.asarray(off, dtype=np.int64),
+                             np.asarray(arcs, dtype=np.int64), np.asarray(fr))
+
+    def known_segments(self, amap: np.ndarray) -> Optional[Tuple[np.ndarray, ...]]:
+        """The intact segments whose DAG a failure leaves whole (``amap``: intact arc -> failed
+        topology's arc, -1 when failed), in the failed topology's arc ids. Removing links never
+        shortens a path, so a DAG without a failed arc keeps every shortest path, and its
+        even splits, exactly."""
+        if self.segments is None:
+            return None
+        src, dst, off, arcs, fr = self.segments
+        lens = np.diff(off)
+        seg = np.repeat(np.arange(len(src)), lens)
+        new = amap[arcs]
+        bad = np.zeros(len(src), dtype=bool)
+        bad[seg[new < 0]] = True
+        keep = ~bad & (lens > 0)
+        entries = keep[seg]
+        off2 = np.concatenate([[0], np.cumsum(lens[keep])]).astype(np.int64)
+        return src[keep], dst[keep], off2, new[entries], fr[entries]
 
 
 def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequence[str] = REACTIONS,
@@ -338,10 +376,11 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
     docstring). ``mcf`` has no ``hosts`` reaction (it is the bound, not a deployment)."""
     topo, res = intact.topo, intact.res
     model = res.model
-    ftopo, _ = failed_topology(topo, sc)
+    ftopo, amap = failed_topology(topo, sc)
     dead = _dead_arcs(topo, sc)
     ok = _connected(ftopo, intact.S, intact.T, sc)
     ndis = int((~ok).sum())
+    known = intact.known_segments(amap) if warm else None
     out: List[Reaction] = []
     if "none" in reactions:
         t0 = time.perf_counter()
@@ -359,7 +398,8 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
     def solve(label: str, columns: Optional[List[Tuple[int, ...]]], fixed: bool) -> Reaction:
         t0 = time.perf_counter()
         r = max_flow(ftopo, pairs, model=model, k=k, solver=intact.solver, time_limit=time_limit,
-                     initial_columns=columns, fixed_columns=fixed)
+                     initial_columns=columns, fixed_columns=fixed,
+                     known_segments=known if columns is not None else None)
         if not r.ok:
             return Reaction(label, math.nan, ndis, status="failed", error=f"{r.status}: {r.message}",
                             seconds=time.perf_counter() - t0)
@@ -376,7 +416,7 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
         if model == "sr":
             out.append(solve("hosts", table, True))
         else:  # ecmp and multipath react by themselves: the same LP as reoptimised
-            reopt = solve("reoptimised", table if warm and model in ("sr", "mcf") else None, False)
+            reopt = solve("reoptimised", table if warm and model in WARM else None, False)
             out.append(dataclasses.replace(reopt, reaction="hosts"))
     if "reoptimised" in reactions:
         if reopt is None:
@@ -386,7 +426,7 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
                 reopt = Reaction("reoptimised", float(res.value), ndis, dual_bound=float(res.value),
                                  gap=float(res.gap), warm=True)
             else:
-                reopt = solve("reoptimised", table if warm and model in ("sr", "mcf") else None, False)
+                reopt = solve("reoptimised", table if warm and model in WARM else None, False)
         out.append(reopt)
     return out
 
@@ -474,11 +514,11 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
         if model == "sr":
             out.append(solve("hosts", table, True))
         else:
-            reopt = solve("reoptimised", table if warm and model in ("sr", "mcf") else None, False)
+            reopt = solve("reoptimised", table if warm and model in WARM else None, False)
             out.append(dataclasses.replace(reopt, reaction="hosts"))
     if "reoptimised" in reactions:
         if reopt is None:
-            reopt = solve("reoptimised", table if warm and model in ("sr", "mcf") else None, False)
+            reopt = solve("reoptimised", table if warm and model in WARM else None, False)
         out.append(reopt)
     del amap
     return out

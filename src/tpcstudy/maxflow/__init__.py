@@ -49,7 +49,8 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              max_iterations: int = MAX_ITERATIONS, multipath: str = "cg", subflows: int = 8,
              seed: int = 0, sr_solution: Optional[MaxFlowResult] = None,
              initial_columns: Optional[Sequence[Sequence[Any]]] = None,
-             fixed_columns: bool = False) -> MaxFlowResult:
+             fixed_columns: bool = False,
+             known_segments: Optional[Tuple[np.ndarray, ...]] = None) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -90,10 +91,15 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         sequences ``(s, ..., t)`` (sr-paths: source, waypoints, target; multipath and mcf: every
         router of the path), each joining one of ``pairs``: a warm start (the optimum is the
         same); columns the model cannot use (an unreachable segment, a missing link, more than
-        ``k`` segments) are left out.
+        ``k`` segments) are left out. The first LP then holds only the columns of the pairs
+        these name (their direct ones included); the others enter as they price out.
     fixed_columns
         Solve the LP over the starting columns only (each pair's direct one and
         ``initial_columns``), no column generation: what hosts holding that table can reach.
+    known_segments
+        ``ecmp`` and ``sr`` with ``initial_columns``: ECMP ratios already computed on ``topo``
+        as ``(sources, targets, offsets, arcs, fractions)`` (:func:`tpcstudy.paths.
+        segment_ratios`'s layout), not computed again (a failure's unchanged DAGs).
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -110,7 +116,11 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
                                                                and multipath == "dag"):
             raise UsageError(f"initial_columns / fixed_columns: not for model {model!r}")
         more = models.path_keys(topo, S, T, initial_columns or (), model in ("multipath", "mcf"))
-        res = _solve_from(p, model, k, more, fixed_columns)
+        warm = None
+        if initial_columns is not None:  # the first LP: the columns of the pairs named
+            warm = np.zeros(len(S), dtype=bool)
+            warm[[i for i, _ in more]] = True
+        res = _solve_from(p, model, k, more, fixed_columns, warm, known_segments)
     else:
         res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
     if scale != 1.0:  # back to the topology's own units
@@ -156,13 +166,17 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
     return models.mcf(p)
 
 
-def _solve_from(p: Problem, model: str, k: int, more: Any, fixed: bool) -> MaxFlowResult:
-    """A path model with further starting columns (``fixed``: and no generation)."""
+def _solve_from(p: Problem, model: str, k: int, more: Any, fixed: bool,
+                warm: Optional[np.ndarray], known: Optional[Tuple[np.ndarray, ...]] = None
+                ) -> MaxFlowResult:
+    """A path model with further starting columns (``fixed``: and no generation; ``warm``:
+    the pairs whose columns the first LP holds)."""
     if model in ("ecmp", "sr"):
-        return models.sr(p, 1 if model == "ecmp" else segment_limit(k), model, more, fixed)
+        return models.sr(p, 1 if model == "ecmp" else segment_limit(k), model, more, fixed, warm,
+                         known)
     if model == "multipath":
-        return models.multipath(p, more, fixed)
-    return models.mcf(p, more, fixed)
+        return models.multipath(p, more, fixed, warm)
+    return models.mcf(p, more, fixed, warm)
 
 
 def _pair_ids(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]]) -> Tuple[np.ndarray, np.ndarray]:

@@ -49,6 +49,16 @@ class SegmentCache:
             a, b = int(off[i]), int(off[i + 1])
             self.cache[key] = (np.asarray(arcs[a:b], dtype=np.int64), np.asarray(fr[a:b]))
 
+    def preload(self, src: np.ndarray, dst: np.ndarray, off: np.ndarray, arcs: np.ndarray,
+                fr: np.ndarray) -> None:
+        """Segments already known on this topology (``segment_ratios``'s layout), e.g. those
+        of a network before a failure whose DAG the failure did not touch."""
+        o = off.tolist()
+        a = np.asarray(arcs, dtype=np.int64)
+        f = np.asarray(fr, dtype=np.float64)
+        for i, key in enumerate(zip(src.tolist(), dst.tolist())):
+            self.cache[key] = (a[o[i]:o[i + 1]], f[o[i]:o[i + 1]])
+
     def column(self, seq: Sequence[int]) -> Column:
         """Arc usage r(l, p) of the sr-path ``seq`` = (s, w1, ..., t): the sum over segments."""
         parts = [self.cache[(int(u), int(v))] for u, v in zip(seq[:-1], seq[1:])]
@@ -61,13 +71,18 @@ class SegmentCache:
 
 
 def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
-       fixed: bool = False) -> MaxFlowResult:
+       fixed: bool = False, warm: Optional[np.ndarray] = None,
+       known: Optional[Tuple[np.ndarray, ...]] = None) -> MaxFlowResult:
     """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
     segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing).
     ``more``: further starting columns ``(pair, key)`` (a warm start; one with an unreachable
-    segment is left out); ``fixed``: no pricing, the LP over the starting columns only."""
+    segment is left out); ``fixed``: no pricing, the LP over the starting columns only;
+    ``warm``: the pairs whose columns the first LP holds (:func:`column_generation`);
+    ``known``: segments already computed on ``p.topo`` (:meth:`SegmentCache.preload`)."""
     topo, S, T = p.topo, p.S, p.T
     cache = SegmentCache(topo)
+    if known is not None:
+        cache.preload(*known)
 
     def columns(seqs: List[Key]) -> List[Column]:
         cache.ensure([(u, v) for q in seqs for u, v in zip(q[:-1], q[1:])])
@@ -103,7 +118,7 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
         more = [(i, q) for i, q in dict.fromkeys(more) if len(q) > 2 and len(q) <= k + 1
                 and all(len(cache.cache[(u, v)][0]) for u, v in zip(q[:-1], q[1:]))]
     res = column_generation(p, label, first, columns, price if k > 1 and not fixed else None,
-                            lambda q: tuple(topo.names[v] for v in q), more)
+                            lambda q: tuple(topo.names[v] for v in q), more, warm)
     res.k = k
     return res
 
@@ -227,7 +242,8 @@ class ArcPaths:
         return self._keys(steps, False) if steps else [() for _ in range(len(cur))]
 
 
-def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False) -> MaxFlowResult:
+def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
+        warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Multicommodity max flow by column generation over arbitrary simple paths.
 
     Pricing: a shortest path from each source on arc lengths ``y_l`` (the capacity duals; a
@@ -262,11 +278,11 @@ def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False) -
         return values, keys
 
     return _path_cg(p, "mcf", None if fixed else price, topo.arc_weight.astype(np.float64),
-                    more, price)
+                    more, price, warm)
 
 
-def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False
-              ) -> MaxFlowResult:
+def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
+              warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Multipath over ECMP: every individual IGP shortest path of a pair is its own column.
 
     Column generation priced on the pair's shortest-path DAG: the cheapest single shortest path
@@ -282,7 +298,7 @@ def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = Fa
         return cost[S, T], lambda idx: ap.from_next(nxt, S[idx], T[idx])
 
     return _path_cg(p, "multipath", None if fixed else price, np.ones(2 * topo.num_links),
-                    more, price)
+                    more, price, warm)
 
 
 def _arc_columns(keys: List[Key]) -> List[Column]:
@@ -301,8 +317,8 @@ def _arc_path_names(topo: Topology) -> Callable[[Key], Tuple[str, ...]]:
 
 
 def _path_cg(p: Problem, label: str, price: Optional[Pricer], initial_prices: np.ndarray,
-             more: Sequence[Tuple[int, Key]] = (), first_price: Optional[Pricer] = None
-             ) -> MaxFlowResult:
+             more: Sequence[Tuple[int, Key]] = (), first_price: Optional[Pricer] = None,
+             warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
     their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
     none and carry nothing); ``more``: further starting columns ``(pair, arc tuple)``;
@@ -315,7 +331,8 @@ def _path_cg(p: Problem, label: str, price: Optional[Pricer], initial_prices: np
     for i, q in zip(reach.tolist(), paths_of(reach)):
         first[i] = q
     more = [m for m in dict.fromkeys(more) if m[1] != first[m[0]]]
-    return column_generation(p, label, first, _arc_columns, price, _arc_path_names(p.topo), more)
+    return column_generation(p, label, first, _arc_columns, price, _arc_path_names(p.topo), more,
+                             warm)
 
 
 def mptcp(p: Problem, subflows: int, seed: int) -> MaxFlowResult:
