@@ -66,7 +66,8 @@ def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None,
         cells.setdefault(str(r["failure"]), {})[label] = _f(r["retained"])
     bars: List[str] = [f"{sr} {x}" for x in ("none", "hosts", "reoptimised")] if sr else []
     bars += ["ecmp reoptimised"]
-    order = sorted(cells, key=lambda f: (cells[f].get(bars[0], math.inf), f))[:BARS]
+    rank = bars[1] if len(bars) > 2 else bars[0]  # sr's hosts: the worst first
+    order = sorted(cells, key=lambda f: (cells[f].get(rank, math.inf), f))[:BARS]
     width = 0.8 / max(1, len(bars))
     for i, label in enumerate(bars):
         xs = [j + i * width for j in range(len(order))]
@@ -82,8 +83,11 @@ def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None,
     b.legend(fontsize=7, loc="lower right")
     cfg: Dict[str, Any] = (getattr(rows, "config", {}) or {})
     topos = {str(r.get("topology")) for r in ok}
+    traffic = (f"heavy {cfg.get('heavy', '?')} % of the edge-router pairs" if objective ==
+               "maxflow" else f"demands {cfg.get('demands', '?')} (none: lost traffic not counted "
+               "in the MLU, see lost_share)")
     caption(fig, f"{len(topos)} topolog{'y' if len(topos) == 1 else 'ies'}; failures "
-                 f"{cfg.get('failures', '?')}; heavy {cfg.get('heavy', '-')} %; "
+                 f"{cfg.get('failures', '?')}; {traffic}; "
                  f"links {cfg.get('links', 'merged')}; none: nothing reacted, hosts: IGP "
                  f"re-converged and hosts re-split over their table, reoptimised: the LP afresh")
     return fig

@@ -263,9 +263,13 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
             if not vals:
                 continue
             q = np.percentile(vals, [0, 25, 50, 75])
+            lost = [float(cell_number(r.get("lost_share")) or 0.0) for r in ok
+                    if _series(r) == s and r["reaction"] == reaction]
             series.append({"series": s, "reaction": reaction, "scenarios": len(vals),
                            "retained_min": float(q[0]), "retained_q1": float(q[1]),
-                           "retained_median": float(q[2]), "retained_q3": float(q[3])})
+                           "retained_median": float(q[2]), "retained_q3": float(q[3]),
+                           "lost_share_median": float(np.median(lost)),
+                           "lost_share_max": float(max(lost))})
     objective = next((str(r.get("objective")) for r in ok), "maxflow")
     beats: List[Dict[str, Any]] = []
     for s in names:
@@ -311,11 +315,12 @@ def format_summary(s: Dict[str, Any], *, worst: int = 12) -> str:
             else "MLU headroom retained (intact MLU / MLU)")
     lines = [f"{s['scenarios']} failures on {s['topologies']} topologies; {what}:",
              f"{'model':>10} {'reaction':>12} {'n':>6} {'min':>7} {'q1':>7} {'median':>7} "
-             f"{'q3':>7}"]
+             f"{'q3':>7} {'lost % (median / max)':>22}"]
     for x in s["series"]:
         lines.append(f"{x['series']:>10} {x['reaction']:>12} {x['scenarios']:>6} "
                      f"{x['retained_min']:>7.3f} {x['retained_q1']:>7.3f} "
-                     f"{x['retained_median']:>7.3f} {x['retained_q3']:>7.3f}")
+                     f"{x['retained_median']:>7.3f} {x['retained_q3']:>7.3f} "
+                     f"{100 * x['lost_share_median']:>10.2f} / {100 * x['lost_share_max']:<9.2f}")
     for b in s["reoptimised_vs_hosts"]:
         lines.append(f"{b['series']}: reoptimised beats hosts by more than 5 % in "
                      f"{b['reoptimised_beats_hosts']} of {b['scenarios']} scenarios "
