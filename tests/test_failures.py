@@ -275,3 +275,19 @@ def test_study_cli_show_plot_resume(tmp_path: Path, zoo_installed: Path,
     assert main(argv[:-3] + ["--models", "mptcp", "--out", str(tmp_path / "g")]) == 2
     assert "no failure reaction" in capsys.readouterr().err
     assert not math.isnan(data["summary"]["series"][0]["retained_median"])
+
+
+def test_routers_named_by_numbers() -> None:
+    """Router names that are other routers' ids (Globenet's "2", "3", ...) change nothing."""
+    plain = _kite()
+    named = _topo("kite", ["4", "3", "0", "1", "2"],
+                  [("4", "3", 100, 3), ("3", "2", 100, 3), ("4", "0", 100, 2),
+                   ("0", "2", 100, 4), ("0", "1", 1, 2), ("1", "2", 100, 2)])
+    pairs = np.array([[0, 4], [1, 3]], dtype=np.int32)
+    for model in ("sr", "mcf", "ecmp"):
+        vals = []
+        for t in (plain, named):
+            intact = F.MaxflowIntact(t, pairs, max_flow(t, pairs, model=model, k=3), 3)
+            vals.append([(r.reaction, round(r.value, 9))
+                         for sc in F.scenarios(t, "links") for r in F.maxflow_reactions(intact, sc)])
+        assert vals[0] == vals[1], model

@@ -209,7 +209,11 @@ class _Routing:
             self.seg_of.append(ids)
         keys = list(segs)
         if concrete:  # a hop of a concrete path: the arc u -> v (the first of parallel links)
-            self.seg_arcs = [np.asarray([topo.arc_of(u, v)], dtype=np.int64) for u, v in keys]
+            first: Dict[Tuple[int, int], int] = {}
+            for i, (a, b) in enumerate(zip(topo.link_u.tolist(), topo.link_v.tolist())):
+                first.setdefault((a, b), 2 * i)
+            self.seg_arcs = [np.asarray([first[(min(u, v), max(u, v))] + (0 if u < v else 1)],
+                                        dtype=np.int64) for u, v in keys]
             self.seg_fr = [np.ones(1) for _ in keys]
         elif keys:
             off, arcs, fr = _paths.segment_ratios(topo, np.asarray([u for u, _ in keys], np.int32),

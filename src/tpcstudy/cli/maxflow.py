@@ -164,17 +164,18 @@ def cmd_failures(args: argparse.Namespace, base: Any) -> int:
     else:
         print(study_failures.format_summary(study_failures.summarize(rows)))
     return _finish(args, run, rows, t0, "",
-                   lambda r: f"failure {r['failure']} {r['model']} k {r['k']} {r['reaction']}")
+                   lambda r: f"failure {r['failure']} {r['model']} k {r['k']} {r['reaction']}",
+                   "(topology, failure) tasks")
 
 
 def _finish(args: argparse.Namespace, run: Any, rows: List[Dict[str, Any]], t0: float,
-            skipped: str, where: Callable[[Dict[str, Any]], str]) -> int:
+            skipped: str, where: Callable[[Dict[str, Any]], str], unit: str = "topologies") -> int:
     """The lines after a study's summary (counts, time, next steps, failed rows); its exit."""
     failed = [r for r in rows if r.get("status") == "failed"]
     if run.report():
         print(run.report(), file=sys.stderr)
     info = sys.stderr if args.json else sys.stdout
-    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
+    print(f"{run.total} {unit} ({run.skipped} reused from an earlier run), {len(rows)} rows, "
           f"{skipped}{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
           f"{run.results}", file=info)
     if len(failed) < len(rows):  # something to plot and show

@@ -125,7 +125,7 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
 
 def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Sequence[Any]],
               concrete: bool) -> List[Tuple[int, Key]]:
-    """Starting columns given as router sequences ``(s, ..., t)`` (names or ids), as ``(pair,
+    """Starting columns given as router sequences ``(s, ..., t)`` (names, or ids as ints), as ``(pair,
     key)``: the pair whose endpoints they join (a sequence joining no pair is refused), the key
     the model uses (``concrete``: the arc ids of a router path, the first of parallel links;
     a path over a missing link is left out; else the sr-path's routers)."""
@@ -134,7 +134,8 @@ def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Se
     ap = ArcPaths(topo) if concrete else None
     out: List[Tuple[int, Key]] = []
     for q in columns:
-        ids = tuple(topo.index_of(v) for v in q)
+        ids = tuple(int(v) if isinstance(v, (int, np.integer)) and 0 <= int(v) < topo.num_nodes
+                    else topo.index_of(v) for v in q)  # ids as ids: a router may be named "2"
         i = pair.get((ids[0], ids[-1])) if len(ids) >= 2 else None
         if i is None:
             raise UsageError(f"initial column {tuple(q)!r} joins no pair")
