@@ -1,6 +1,6 @@
 """The failure study's figure (``tpcstudy maxflow --failures``): (a) the CDF over (topology,
 failure) of the share each reaction retains, for ecmp and sr beside mcf's (as Figure 6 is
-drawn); (b) one topology's failures as bars (the topology with the most failures), sr's three
+drawn); (b) one topology's failures as bars (the most failures, then the most links), sr's three
 reactions and ecmp's re-converged value per failed link, worst first."""
 
 from __future__ import annotations
@@ -54,9 +54,12 @@ def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None,
     a.set_title("What a single failure leaves, per reaction", fontsize=10)
     a.legend(fontsize=7, loc="upper left")
     counts: Dict[str, int] = {}
+    size: Dict[str, float] = {}
     for r in ok:
         counts[str(r["topology"])] = counts.get(str(r["topology"]), 0) + 1
-    pick = topology or (max(counts, key=lambda t: (counts[t], t)) if counts else "")
+        size[str(r["topology"])] = _f(r.get("links"))
+    # the most failures, then the most links (a links:N sample draws N everywhere)
+    pick = topology or (max(counts, key=lambda t: (counts[t], size[t], t)) if counts else "")
     sr = next((s for s in reversed(series) if s.startswith("sr")), None)
     cells: Dict[str, Dict[str, float]] = {}
     for r in ok:
