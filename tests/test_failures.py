@@ -291,3 +291,25 @@ def test_routers_named_by_numbers() -> None:
             vals.append([(r.reaction, round(r.value, 9))
                          for sc in F.scenarios(t, "links") for r in F.maxflow_reactions(intact, sc)])
         assert vals[0] == vals[1], model
+
+
+def test_summary_by_hand() -> None:
+    from tpcstudy.study.failures import format_summary, summarize
+
+    def row(topo: str, fail: str, reaction: str, value: float, dis: int = 0) -> dict:
+        return {"topology": topo, "objective": "maxflow", "heavy": 10.0, "seed": 0,
+                "model": "sr", "k": 4, "failure": fail, "reaction": reaction, "value": value,
+                "retained": value / 10.0, "lost_share": 0.0, "disconnected": dis, "status": "ok"}
+
+    rows = [row("A", "a--b", "hosts", 8.0), row("A", "a--b", "reoptimised", 9.0),   # +12.5 %
+            row("A", "b--c", "hosts", 9.0), row("A", "b--c", "reoptimised", 9.4),   # +4.4 %
+            row("B", "x--y", "hosts", 5.0, 2), row("B", "x--y", "reoptimised", 5.0, 2)]
+    s = summarize(rows)
+    beats = s["reoptimised_vs_hosts"][0]
+    assert (beats["reoptimised_beats_hosts"], beats["scenarios"]) == (1, 3)
+    assert [(w["topology"], w["failure"], w["retained"]) for w in s["worst"]] == \
+        [("A", "a--b", 0.8), ("B", "x--y", 0.5)]
+    assert s["scenarios"] == 3 and s["scenarios_disconnecting"] == 1 and s["pairs_disconnected"] == 2
+    hosts = next(x for x in s["series"] if x["reaction"] == "hosts")
+    assert hosts["retained_median"] == pytest.approx(0.8) and hosts["retained_min"] == 0.5
+    assert "B: x--y retains 0.500 (2 pairs disconnected)" in format_summary(s)
