@@ -458,6 +458,19 @@ class MLUIntact:
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, seqs, np.asarray(flows), concrete)
         self.loads = np.asarray(res.loads, dtype=np.float64)
+        # the warm start's columns: an sr-path with waypoints, or a path longer than the IGP
+        # distance (mcf); the ECMP split of every demand is its key column anyway, and its
+        # shortest paths as columns would make the first LP as large as the matrix
+        self.warm = seqs
+        if concrete and seqs:
+            w = topo.arc_weight.astype(np.float64)
+            length = np.asarray([sum(float(w[a]) for arcs in
+                                     (self.routing.seg_arcs[x] for x in self.routing.seg_of[j])
+                                     for a in arcs.tolist()) for j in range(len(seqs))])
+            dist = _paths.path_price_bounds(topo, w, res.sources[self.owner],
+                                            res.targets[self.owner])
+            self.warm = [q for q, a, b in zip(seqs, length.tolist(), dist.tolist())
+                         if a > b * (1 + 1e-9)]
 
 
 def _mlu_of(load: np.ndarray, cap: np.ndarray, alive: np.ndarray) -> float:
@@ -498,8 +511,8 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
     dem = [(int(s), int(t), float(v)) for s, t, v, o in zip(S, T, V, ok) if o]
     dropped = set(sc.nodes)
     index = {(int(S[d]), int(T[d])): d for d in range(len(S))}
-    table = [q for q in intact.seqs if not dropped.intersection(q[1:-1])
-             and ok[index[(q[0], q[-1])]]]
+    table = [q for q in (intact.seqs if model == "sr" else intact.warm)
+             if not dropped.intersection(q[1:-1]) and ok[index[(q[0], q[-1])]]]
 
     def solve(label: str, columns: Optional[List[Tuple[int, ...]]], fixed: bool) -> Reaction:
         t0 = time.perf_counter()
@@ -521,6 +534,12 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
             reopt = solve("reoptimised", table if warm and model in WARM else None, False)
             out.append(dataclasses.replace(reopt, reaction="hosts"))
     if "reoptimised" in reactions:
+        if reopt is None and model == "mcf" and ndis == 0 and math.isfinite(res.mlu) \
+                and not (dead & (intact.loads > 0)).any():
+            # no traffic on the failed links: the intact routing stays feasible and removing
+            # links never lowers the optimum, so it is the failed graph's
+            reopt = Reaction("reoptimised", float(res.mlu), 0, dual_bound=float(res.mlu),
+                             gap=0.0, warm=True)
         if reopt is None:
             reopt = solve("reoptimised", table if warm and model in WARM else None, False)
         out.append(reopt)
