@@ -47,6 +47,11 @@ def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None,
                 continue  # ecmp's hosts is its re-converged routing: the reoptimised line
             cdf(a, vals, color=COLORS.get(base, "#333333"), linestyle=_STYLE[reaction],
                 label=f"{s} {reaction}: median {statistics.median(vals):.3f}")
+    top = max((_f(r["retained"]) for r in ok), default=1.0)
+    if top > 2.0:  # a failure that disconnects most of a matrix: its MLU says little
+        a.set_xlim(right=2.0)
+        a.text(0.99, 0.02, f"cut at 2 (largest {top:.1f})", transform=a.transAxes,
+               ha="right", fontsize=7, color="#444444")
     objective = next((str(r.get("objective")) for r in ok), "maxflow")
     a.set_xlabel("share retained (max flow / intact)" if objective == "maxflow"
                  else "MLU headroom retained (intact MLU / MLU)")
