@@ -81,6 +81,12 @@ def register(sub: Any) -> None:
                    help="seconds per model solve; a row over it is marked failed")
     p.add_argument("--write-lp", default=None, metavar="FILE",
                    help="write each final LP (FILE-<topology>-h<heavy>-s<seed>-<model><k>.lp)")
+    p.add_argument("--failures", default="none", metavar="SPEC",
+                   help="also solve every model under failures, three reactions each (none, "
+                        "hosts, reoptimised; docs/method.md 4c): none (default), links (every "
+                        "link of the pruned topology), links:N (a seeded sample of N), "
+                        "srlg:FILE (lines 'NAME: A -- B; C -- D'), nodes (every transit "
+                        "router); the folder then holds the failure rows")
     add_executor_options(p)
     add_out_option(p, "maxflow")
     p.add_argument("--aggregate", choices=AGGREGATES, default="topology",
@@ -110,6 +116,8 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
         capacity=args.capacity, weight=args.weight, solver=args.solver, demands=args.demands,
         prune=not args.no_prune, time_limit=args.time_limit, write_lp=args.write_lp,
         links=args.links, ordered=args.pair_order == "ordered", rounding=args.rounding)
+    if args.failures.strip() != "none":
+        return cmd_failures(args, config)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = run_maxflow_study(args.topo, args.out, config, jobs=args.jobs,
@@ -126,6 +134,27 @@ def cmd_maxflow(args: argparse.Namespace) -> int:
     return finish_study(args, run, rows, t0, f"{len(skipped)} topologies skipped (< 2 edge routers), ",
                    lambda r: f"heavy {r['heavy']} seed {r['seed']} {r['model']} k {r['k']}"
                    + (f" subflows {r['subflows']}" if r.get("subflows") else ""))
+
+
+def cmd_failures(args: argparse.Namespace, base: Any) -> int:
+    """``--failures SPEC``: the failure study (:mod:`tpcstudy.study.failures`) of either
+    objective (``tpcstudy maxflow`` and ``tpcstudy mlu``); ``base`` is the intact study's
+    config."""
+    from ..study import failures as study_failures
+
+    config = study_failures.FailuresConfig(base=base, failures=args.failures.strip())
+    t0 = time.perf_counter()
+    with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
+        run, rows = study_failures.run_failures_study(
+            args.topo, args.out, config, jobs=args.jobs, progress=not args.no_progress,
+            executor=executor, overwrite=args.overwrite)
+    if args.json:
+        print_study_json(args.out)
+    else:
+        print(study_failures.format_summary(study_failures.summarize(rows)))
+    return finish_study(args, run, rows, t0, "",
+                        lambda r: f"failure {r['failure']} {r['model']} k {r['k']} {r['reaction']}",
+                        unit="(topology, failure) tasks")
 
 
 def _mlu_alias(args: argparse.Namespace) -> int:

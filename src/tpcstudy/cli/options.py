@@ -318,13 +318,15 @@ def resolve_out(args: argparse.Namespace, verb: str, base: str = "results") -> s
 
 
 def finish_study(args: argparse.Namespace, run: Any, rows: List[Dict[str, Any]], t0: float,
-                 skipped: str, where: Callable[[Dict[str, Any]], str]) -> int:
-    """The lines after a study's summary (counts, time, next steps, failed rows); its exit."""
+                 skipped: str, where: Callable[[Dict[str, Any]], str],
+                 unit: str = "topologies") -> int:
+    """The lines after a study's summary (counts, time, next steps, failed rows); its exit
+    (``unit``: what the run's tasks are)."""
     failed = [r for r in rows if r.get("status") == "failed"]
     if run.report():
         print(run.report(), file=sys.stderr)
     info = sys.stderr if args.json else sys.stdout
-    print(f"{run.total} topologies ({run.skipped} reused from an earlier run), {len(rows)} rows, "
+    print(f"{run.total} {unit} ({run.skipped} reused from an earlier run), {len(rows)} rows, "
           f"{skipped}{len(failed)} failed rows; {time.perf_counter() - t0:.1f} s; results in "
           f"{run.results}", file=info)
     if len(failed) < len(rows):  # something to plot and show

@@ -76,7 +76,8 @@ class _Pool:
 def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
                       columns: Callable[[List[Key]], List[Column]], price: Optional[Pricer],
                       path_names: Callable[[Key], Tuple[str, ...]],
-                      more: Sequence[Tuple[int, Key]] = ()) -> MaxFlowResult:
+                      more: Sequence[Tuple[int, Key]] = (),
+                      warm_pairs: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Solve ``p`` over a model's column family.
 
     ``first[i]``: pair i's starting column key (``None``: the pair has none); ``more``: further
@@ -86,6 +87,10 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
 
     The result lists every pool column (those that never entered the LP with zero flow), so a
     fixed-column model (ecmp, mptcp) reports every one of its columns as before sifting.
+
+    ``warm_pairs`` (a warm start, e.g. from the optimum of a network before a failure): the
+    first LP holds only the columns of these pairs (a bool mask over the pairs); every other
+    column waits in the pool and enters when it prices out, so the optimum is the same.
     """
     clock = p.clock
     t0 = time.perf_counter()
@@ -105,7 +110,9 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         order.extend(idx.tolist())
         p.add_columns(lp, [pool.cols[j] for j in idx.tolist()], pool.owner[idx].tolist())
 
-    if len(pool) <= SIFT_BATCH:
+    if warm_pairs is not None:
+        enter(np.flatnonzero(np.asarray(warm_pairs, dtype=bool)[pool.owner]))
+    elif len(pool) <= SIFT_BATCH:
         enter(np.arange(len(pool)))
     else:  # the columns using the least capacity first (price under y = 1 / capacity)
         cost = pool.prices(1.0 / np.maximum(p.capacity, 1e-300))

@@ -48,7 +48,9 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              k: int = 4, solver: str = "highs", demands: Optional[Any] = None,
              time_limit: Optional[float] = None, write_lp: Optional[str] = None,
              max_iterations: int = MAX_ITERATIONS, multipath: str = "cg", subflows: int = 8,
-             seed: int = 0, sr_solution: Optional[MaxFlowResult] = None) -> MaxFlowResult:
+             seed: int = 0, sr_solution: Optional[MaxFlowResult] = None,
+             initial_columns: Optional[Sequence[Sequence[Any]]] = None,
+             fixed_columns: bool = False) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -84,6 +86,16 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     sr_solution
         For ``"sr+mptcp"``: the ``"sr"`` result of the same pairs, k and settings, when already
         solved (it is solved here otherwise).
+    initial_columns
+        ``ecmp``, ``sr``, ``multipath`` and ``mcf``: further starting columns as router
+        sequences ``(s, ..., t)`` (sr-paths: source, waypoints, target; multipath and mcf: every
+        router of the path), each joining one of ``pairs``: a warm start (the optimum is the
+        same); columns the model cannot use (an unreachable segment, a missing link, more than
+        ``k`` segments) are left out. The first LP then holds only the columns of the pairs
+        these name (their direct ones included); the others enter as they price out.
+    fixed_columns
+        Solve the LP over the starting columns only (each pair's direct one and
+        ``initial_columns``), no column generation: what hosts holding that table can reach.
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -95,7 +107,18 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     bounds = demand_bounds(demands, len(S))
     p = Problem(topo, S, T, names, solver, None if bounds is None else bounds / scale, time_limit,
                 write_lp, max_iterations, scale=scale)
-    res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
+    if initial_columns is not None or fixed_columns:
+        if model not in ("ecmp", "sr", "multipath", "mcf") or (model == "multipath"
+                                                               and multipath == "dag"):
+            raise UsageError(f"initial_columns / fixed_columns: not for model {model!r}")
+        more = models.path_keys(topo, S, T, initial_columns or (), model in ("multipath", "mcf"))
+        warm = None
+        if initial_columns is not None:  # the first LP: the columns of the pairs named
+            warm = np.zeros(len(S), dtype=bool)
+            warm[[i for i, _ in more]] = True
+        res = _solve_from(p, model, k, more, fixed_columns, warm)
+    else:
+        res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
     if scale != 1.0:  # back to the topology's own units
         res.value = float(res.value) * scale
         res.flows = np.asarray(res.flows, dtype=np.float64) * scale
@@ -126,6 +149,17 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
             raise UsageError("sr_solution is not the sr result of these pairs and this k")
         return models.sr_mptcp(p, int(k), int(subflows), sr_solution)
     return models.mcf(p)
+
+
+def _solve_from(p: Problem, model: str, k: int, more: Any, fixed: bool,
+                warm: Optional[np.ndarray]) -> MaxFlowResult:
+    """A path model with further starting columns (``fixed``: and no generation; ``warm``:
+    the pairs whose columns the first LP holds)."""
+    if model in ("ecmp", "sr"):
+        return models.sr(p, 1 if model == "ecmp" else segment_limit(k), model, more, fixed, warm)
+    if model == "multipath":
+        return models.multipath(p, more, fixed, warm)
+    return models.mcf(p, more, fixed, warm)
 
 
 def _pair_ids(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]]) -> Tuple[np.ndarray, np.ndarray]:

@@ -16,39 +16,79 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import paths as _paths
+from ..errors import UsageError
 from ..topology import Topology
 from .colgen import column_generation
-from .oracles import Key, Oracle, arc_usage, rows_of
+from .oracles import ArcPaths, Key, Oracle, arc_usage, rows_of
 from .problem import Column, MaxFlowResult, Problem, csc
 from .subflows import draw_subflows
 
-__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp"]
+__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "path_keys"]
 
 
-def sr(p: Problem, k: int, label: str) -> MaxFlowResult:
+def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
+       fixed: bool = False, warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
     segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing).
 
     No sr-path of a pair costs less than its cheapest path under y, and nothing at or above 1
     enters (the threshold is 1 - z <= 1): the oracle prices at the limit 1, so the DP runs only
-    for the other pairs (late rounds leave few: the 2,000-router ISP at 0.1 %: 76 of 2,249)."""
+    for the other pairs (late rounds leave few: the 2,000-router ISP at 0.1 %: 76 of 2,249).
+
+    ``more``: further starting columns ``(pair, key)`` (a warm start; one with an unreachable
+    segment or more than ``k`` segments is left out); ``fixed``: no pricing, the LP over the
+    starting columns only; ``warm``: the pairs whose columns the first LP holds
+    (:func:`~.colgen.column_generation`)."""
     topo, S, T = p.topo, p.S, p.T
     oracle = Oracle(topo, S, T, "sr", k)
     direct: List[Key] = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
     routed = np.diff(oracle.usage(direct).indptr) > 0  # an unreachable pair has no column
     first: List[Optional[Key]] = [q if ok else None for q, ok in zip(direct, routed.tolist())]
+    if more:  # warm start / fixed table: sr-paths whose every segment is reachable, once
+        cand = [(i, q) for i, q in dict.fromkeys(more) if 2 < len(q) <= k + 1]
+        segs = sorted({(u, v) for _, q in cand for u, v in zip(q[:-1], q[1:])})
+        live = ({sg for sg, n in zip(segs, np.diff(oracle.usage(segs).indptr).tolist()) if n}
+                if segs else set())
+        more = [(i, q) for i, q in cand if all((u, v) in live for u, v in zip(q[:-1], q[1:]))]
     res = column_generation(p, label, first, lambda keys: rows_of(oracle.usage(keys)),
-                            (lambda y: oracle.price(y, 1.0)) if k > 1 else None, oracle.names)
+                            (lambda y: oracle.price(y, 1.0)) if k > 1 and not fixed else None,
+                            oracle.names, more, warm)
     res.k = k
     return res
 
 
-def mcf(p: Problem) -> MaxFlowResult:
+def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Sequence[Any]],
+              concrete: bool) -> List[Tuple[int, Key]]:
+    """Starting columns given as router sequences ``(s, ..., t)`` (names, or ids as ints), as
+    ``(pair, key)``: the pair whose endpoints they join (a sequence joining no pair is refused),
+    the key the model uses (``concrete``: the arc ids of a router path, the first of parallel
+    links; a path over a missing link is left out; else the sr-path's routers)."""
+    pair = {(int(s), int(t)): i for i, (s, t) in reversed(list(enumerate(zip(S.tolist(),
+                                                                            T.tolist()))))}
+    ap = ArcPaths(topo) if concrete else None
+    out: List[Tuple[int, Key]] = []
+    for q in columns:
+        ids = tuple(topo.index_of(v) for v in q)  # the one node-id rule (docs/method.md §1)
+        i = pair.get((ids[0], ids[-1])) if len(ids) >= 2 else None
+        if i is None:
+            raise UsageError(f"initial column {tuple(q)!r} joins no pair")
+        if ap is None:
+            out.append((i, ids))
+            continue
+        u, v = np.asarray(ids[:-1], dtype=np.int64), np.asarray(ids[1:], dtype=np.int64)
+        arcs = ap._arc(u, v)
+        if np.all((ap.src[arcs] == u) & (ap.dst[arcs] == v)):
+            out.append((i, tuple(int(a) for a in arcs)))
+    return out
+
+
+def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
+        warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Multicommodity max flow by column generation over arbitrary simple paths.
 
     Pricing (:class:`~.oracles.Oracle`): a shortest path from each source on arc lengths
@@ -62,10 +102,12 @@ def mcf(p: Problem) -> MaxFlowResult:
     the sources of the pairs whose path enters (few after the first rounds), so every column is
     the one the search from every source gave before.
     """
-    return _path_cg(p, Oracle(p.topo, p.S, p.T, "mcf"), p.topo.arc_weight.astype(np.float64))
+    return _path_cg(p, Oracle(p.topo, p.S, p.T, "mcf"), p.topo.arc_weight.astype(np.float64),
+                    more, fixed, warm)
 
 
-def multipath(p: Problem) -> MaxFlowResult:
+def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
+              warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Multipath over ECMP: every individual IGP shortest path of a pair is its own column.
 
     Column generation priced on the pair's shortest-path DAG: the cheapest single shortest path
@@ -73,24 +115,29 @@ def multipath(p: Problem) -> MaxFlowResult:
     paths are never enumerated; at the end no shortest path prices below ``1 - z - 1e-9``, so the
     value is the optimum over all of them (equal to the DAG-restricted flow LP).
     """
-    return _path_cg(p, Oracle(p.topo, p.S, p.T, "multipath"), np.ones(2 * p.topo.num_links))
+    return _path_cg(p, Oracle(p.topo, p.S, p.T, "multipath"), np.ones(2 * p.topo.num_links),
+                    more, fixed, warm)
 
 
 def _arc_columns(m2: int) -> Callable[[List[Key]], List[Column]]:
     return lambda keys: rows_of(arc_usage(m2, keys))
 
 
-def _path_cg(p: Problem, oracle: Oracle, initial_prices: np.ndarray) -> MaxFlowResult:
+def _path_cg(p: Problem, oracle: Oracle, initial_prices: np.ndarray,
+             more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
+             warm: Optional[np.ndarray] = None) -> MaxFlowResult:
     """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
     their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
-    none and carry nothing)."""
+    none and carry nothing); ``more``: further starting columns ``(pair, arc tuple)``;
+    ``fixed``: no generation; ``warm``: the pairs whose columns the first LP holds."""
     values, paths_of = oracle.price(initial_prices)
     reach = np.flatnonzero(np.isfinite(values))
     first: List[Optional[Key]] = [None] * p.npairs
     for i, q in zip(reach.tolist(), paths_of(reach)):
         first[i] = q
-    return column_generation(p, oracle.model, first, _arc_columns(p.m2), oracle.price,
-                             oracle.names)
+    more = [m for m in dict.fromkeys(more) if m[1] != first[m[0]]]
+    return column_generation(p, oracle.model, first, _arc_columns(p.m2),
+                             None if fixed else oracle.price, oracle.names, more, warm)
 
 
 def mptcp(p: Problem, subflows: int, seed: int) -> MaxFlowResult:

@@ -67,7 +67,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -367,7 +367,9 @@ def _dag_paths(arc_src: List[int], arc_dst: List[int], s: int, t: int, arcs: Lis
 
 
 def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
-            solver: str = "highs", max_iterations: int = 10_000) -> MLUResult:
+            solver: str = "highs", max_iterations: int = 10_000,
+            initial_columns: Optional[Sequence[Sequence[int]]] = None,
+            fixed_columns: bool = False) -> MLUResult:
     """The minimum MLU of ``model`` routing ``demands`` on ``topo`` (module docstring).
 
     Parameters
@@ -384,6 +386,13 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         LP backend (:data:`tpcstudy.lp.SOLVERS`).
     max_iterations
         Most column-generation rounds.
+    initial_columns
+        ``sr``, ``multipath``, ``mcf``: further starting columns as router-id sequences ``(s,
+        ..., t)`` (sr: source, waypoints, target; else every router of the path) of demands of
+        the matrix: a warm start (the optimum is the same); columns the model cannot use (an
+        unreachable segment, a missing link, more than ``k`` segments) are left out.
+    fixed_columns
+        No column generation: the LP over each demand's ECMP column and ``initial_columns``.
 
     Returns
     -------
@@ -435,6 +444,10 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     fam = Oracle(topo, S, T, model, k)
     direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
     master = _Master(solver, capn, Vn, sr_usage(topo, direct))
+    if initial_columns:
+        owner, keys = _initial(topo, fam, S, T, initial_columns)
+        if len(owner):
+            master.add(owner, keys, fam.usage)
     rounds, lp_seconds = 0, 0.0
     while True:
         rounds += 1
@@ -453,6 +466,8 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         has = master.dem_row >= 0
         w[has] = np.maximum(duals[master.dem_row[has]], 0.0)
         z = master.key_r @ y - w  # the plain LP's demand duals
+        if fixed_columns:
+            break
         limit = z - PRICE_TOL * np.maximum(1.0, np.abs(z))
         want, keys = _price(fam, y, limit, ENTER_MAX)
         if rounds >= max_iterations or not len(want):
@@ -486,6 +501,39 @@ def _demand_unit(ecmp_load: np.ndarray, cap: np.ndarray) -> float:
     if not (math.isfinite(top) and top > 0) or DEMAND_RANGE[0] <= top <= DEMAND_RANGE[1]:
         return 1.0
     return float(2.0 ** round(math.log2(top)))
+
+
+def _initial(topo: Topology, fam: Oracle, S: np.ndarray, T: np.ndarray,
+             columns: Sequence[Sequence[int]]) -> Tuple[np.ndarray, List[Key]]:
+    """``min_mlu``'s ``initial_columns`` as (demand, key) the model can use (docstring)."""
+    demand = {(int(s), int(t)): d for d, (s, t) in enumerate(zip(S.tolist(), T.tolist()))}
+    owner: List[int] = []
+    keys: List[Key] = []
+    if fam.model == "sr":
+        cand = [tuple(int(v) for v in q) for q in columns]
+        cand = [q for q in dict.fromkeys(cand) if 2 < len(q) <= fam.k + 1
+                and (q[0], q[-1]) in demand]
+        segs = sorted({(u, v) for q in cand for u, v in zip(q[:-1], q[1:])})
+        if segs:
+            off, _, _ = _paths.segment_ratios(topo, np.asarray([u for u, _ in segs], np.int32),
+                                              np.asarray([v for _, v in segs], np.int32))
+            live = {sg for sg, n in zip(segs, np.diff(off).tolist()) if n > 0}
+            for q in cand:
+                if all((u, v) in live for u, v in zip(q[:-1], q[1:])):
+                    owner.append(demand[(q[0], q[-1])])
+                    keys.append(q)
+    elif fam.ap is not None:
+        ap = fam.ap
+        for q in dict.fromkeys(tuple(int(v) for v in c) for c in columns):
+            d = demand.get((q[0], q[-1])) if len(q) >= 2 else None
+            if d is None:
+                continue
+            u, v = np.asarray(q[:-1], dtype=np.int64), np.asarray(q[1:], dtype=np.int64)
+            arcs = ap._arc(u, v)
+            if np.all((ap.src[arcs] == u) & (ap.dst[arcs] == v)):
+                owner.append(d)
+                keys.append(tuple(int(a) for a in arcs))
+    return np.asarray(owner, dtype=np.int64), keys
 
 
 def _routing(topo: Topology, fam: Oracle, S: np.ndarray, T: np.ndarray, key_flow: np.ndarray,

@@ -122,6 +122,14 @@ _ALL = (
        "tpcstudy mlu ...", sniff="model mlu reduction",
        required="topology seed model k mlu",
        numeric="seed k mlu lambda reduction gap bound volume demands"),
+    _k("failures",
+       "topology objective heavy seed model k failure reaction pairs value intact retained "
+       "lost_share disconnected dual_bound gap columns iterations warm seconds nodes links "
+       "failed_links status error",
+       "topology failure heavy seed model k reaction", "failures",
+       _S + "failures:summary_line", _P + "failures:plot_failures",
+       "tpcstudy maxflow --failures ...", sniff="failure reaction retained",
+       numeric="seed pairs value intact retained lost_share disconnected"),
     _k("emulate-throughput",
        "scenario heavy seed draw model k pairs served_pairs connections paths max_segments "
        "lp_value measured ratio ceiling data_share lp_gain measured_gain lp_solution link_mbps "

@@ -55,7 +55,8 @@ class _Damaged(Exception):
 #: (maximum flow, disjoint paths, minimum MLU), or an emulation run (``tpcstudy emulate``).
 KINDS = tuple(_REGISTRY)
 _STRING_COLUMNS = {"topology", "name", "source", "model", "method", "status", "error",
-                   "capacity_rule", "weight_rule", "policy", "slot_share", "matrix"}
+                   "capacity_rule", "weight_rule", "policy", "slot_share", "matrix",
+                   "failure", "reaction", "objective"}
 
 #: Column marking a row's outcome; ``"failed"`` for the row standing for a task that raised.
 STATUS = "status"
