@@ -36,10 +36,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-import numpy as np
-
 from ...errors import UsageError
-from ...topology import Topology
+from ...topology import without_links
 from . import kernel as _ns
 from .netlink import NETLINK_ROUTE, attributes, messages
 from .spec import NetworkSpec, igp_next_hops
@@ -59,22 +57,6 @@ def link_key(u: int, v: int) -> Link:
     if u == v:
         raise UsageError(f"a link joins two routers, not router {u} with itself")
     return (u, v) if u < v else (v, u)
-
-
-def without_links(topo: Topology, links: Iterable[Link]) -> Topology:
-    """``topo`` without every link joining one of the router pairs ``links`` (parallel links
-    too); routers and their ids unchanged (an isolated router stays, unreachable)."""
-    gone = {link_key(int(u), int(v)) for u, v in links}
-    if not gone:
-        return topo
-    lu, lv = topo.link_u.tolist(), topo.link_v.tolist()
-    keep = np.array([link_key(a, b) not in gone for a, b in zip(lu, lv)], dtype=bool)
-    arcs = np.repeat(keep, 2)
-    return Topology(topo.name, topo.names, topo.link_u[keep], topo.link_v[keep],
-                    topo.arc_capacity[arcs], topo.arc_weight[arcs],
-                    multiplicity=topo.multiplicity[keep], delay=topo.delay[keep],
-                    latitude=topo.latitude, longitude=topo.longitude,
-                    internal=topo.internal, meta=topo.meta)
 
 
 def route_table(spec: NetworkSpec, down: Iterable[Link] = ()) -> RouteTable:
