@@ -182,3 +182,16 @@ def test_command_argv_items_stay_items(tmp_path):
     assert r["ok"] and r["swap_ms"] == 0.5 and r["generation"] == 3
     bad = CommandPush([sys.executable, "-c", "import sys; sys.exit('nope')"]).push("x", [], None)
     assert not bad["ok"] and "nope" in bad["error"]
+
+
+def test_transition_safe_orders_paths_that_work_before_the_igp():
+    from tpcstudy.control.tables import transition_safe
+    t = square()
+    base, plan = base_table(t)
+    g = without_links(t, [(0, 1)])
+    # A->C over B (crosses A-B) and over D: the one over D first; B->A direct (crosses) dropped
+    # to the back, B->C->D->A first
+    out = transition_safe(base, g, t, frozenset({(0, 1)}))
+    by = {(e.source, e.destination): e for e in out.entries}
+    assert [p.waypoints for p in by["A", "C"].paths] == [["D", "C"], ["B", "C"]]
+    assert [p.waypoints for p in by["B", "A"].paths] == [["C", "D", "A"], ["A"]]

@@ -30,7 +30,8 @@ from ..export.table import Entry, PathRecord, PathTable
 from ..paths import segment_ratios
 from ..topology import Topology, without_links
 
-__all__ = ["REACTIONS", "failed_graph", "connected_pairs", "reoptimised_table", "hosts_table",
+__all__ = ["REACTIONS", "failed_graph", "transition_safe", "connected_pairs", "reoptimised_table",
+           "hosts_table",
            "host_records", "push_plan", "TableState", "path_arcs"]
 
 REACTIONS = ("reoptimised", "hosts")
@@ -80,14 +81,44 @@ def path_arcs(topo: Topology, source: str, waypoints: Sequence[str]) -> Set[int]
 
 def reoptimised_table(topo: Topology, plan: AddressPlan, pairs: Sequence[Tuple[str, str]],
                       down: Iterable[Link], *, k: int = 4, paths: int = 8,
-                      solver: str = "highs") -> PathTable:
-    """The ``reoptimised`` reaction's table (module docstring)."""
-    g = failed_graph(topo, down)
+                      solver: str = "highs", routed: Optional[Topology] = None) -> PathTable:
+    """The ``reoptimised`` reaction's table (module docstring). With ``routed`` (the topology
+    the routers still route on: the intact one until the IGP re-converges), each entry's paths
+    are ordered transition-safe first (:func:`transition_safe`)."""
+    d = frozenset(_key(int(u), int(v)) for u, v in down)
+    g = failed_graph(topo, d)
     live = connected_pairs(g, pairs)
     if not live:
         raise UsageError(f"{topo.name}: the failure disconnects every pair")
-    return path_table(g, k=k, paths=paths, plan=plan, pairs=live, select="maxflow",
-                      solver=solver)
+    table = path_table(g, k=k, paths=paths, plan=plan, pairs=live, select="maxflow",
+                       solver=solver)
+    return transition_safe(table, g, routed, d) if routed is not None else table
+
+
+def transition_safe(table: PathTable, failed: Topology, routed: Topology,
+                    down: FrozenSet[Link]) -> PathTable:
+    """``table`` (paths of the failed graph) with, in each entry, first the paths whose route
+    avoids the down links on ``routed`` as well (they work before the IGP re-converges and
+    after), in their order, then the others. An entry with no such path gets one in front: its
+    shortest path on the failed graph with every router a waypoint (each segment one link, so
+    every routing sends it the same way), when it has at most the SRH's 9 segments. A connection
+    the swap moves goes to its entry's first valid slot: one that is not a black hole."""
+    bad = {a for a in range(2 * routed.num_links)
+           if _key(int(routed.arc_src[a]), int(routed.arc_dst[a])) in down}
+    entries = []
+    for e in table.entries:
+        safe = [p for p in e.paths if not (path_arcs(routed, e.source, p.waypoints) & bad)]
+        rest = [p for p in e.paths if p not in safe]
+        if not safe and e.paths:
+            nodes = list(e.paths[0].nodes)
+            hops = nodes[1:]
+            if 1 <= len(hops) <= 9 and not (path_arcs(routed, e.source, hops) & bad):
+                p0 = e.paths[0]
+                safe = [PathRecord(nodes, [table.plan.loopback(w) for w in hops], hops,
+                                   p0.bw_mbps, p0.delay_ms, p0.igp_cost, weight=p0.weight)]
+        entries.append(Entry(e.source, e.destination, e.prefix, (safe + rest)[:8]))
+    return dataclasses.replace(table, entries=entries,
+                               meta={**table.meta, "order": "transition-safe paths first"})
 
 
 def hosts_table(topo: Topology, base: PathTable, down: Iterable[Link]) -> PathTable:
@@ -141,6 +172,8 @@ class TableState:
     k: int = 4
     paths: int = 8
     solver: str = "highs"
+    #: Order each entry's paths transition-safe first (:func:`transition_safe`).
+    transition_safe: bool = True
     down: Set[Link] = dataclasses.field(default_factory=set)
     records: Dict[str, Records] = dataclasses.field(default_factory=dict)
 
@@ -165,7 +198,8 @@ class TableState:
         if self.reaction == "hosts":
             return hosts_table(self.topology, self.base, d)
         return reoptimised_table(self.topology, self.plan, self.pairs, d, k=self.k,
-                                 paths=self.paths, solver=self.solver)
+                                 paths=self.paths, solver=self.solver,
+                                 routed=self.topology if self.transition_safe else None)
 
     def plan_push(self, table: PathTable) -> Tuple[List[str], Dict[str, Records]]:
         """The hosts to push and every host's new records (a host with no entry left gets an
