@@ -195,3 +195,15 @@ def test_transition_safe_orders_paths_that_work_before_the_igp():
     by = {(e.source, e.destination): e for e in out.entries}
     assert [p.waypoints for p in by["A", "C"].paths] == [["D", "C"], ["B", "C"]]
     assert [p.waypoints for p in by["B", "A"].paths] == [["C", "D", "A"], ["A"]]
+
+
+def test_reoptimised_replaces_only_affected_entries():
+    from tpcstudy.control.tables import keep_unaffected
+    t = square()
+    base, plan = base_table(t)
+    new = hosts_table(t, base, [(0, 1)])  # any table of the failed graph: entries differ
+    out = keep_unaffected(t, base, new, [(0, 1)])
+    by = {(e.source, e.destination): e for e in out.entries}
+    newby = {(e.source, e.destination): e for e in new.entries}
+    assert by["A", "C"] is newby["A", "C"] and by["B", "A"] is newby["B", "A"]
+    assert by["D", "C"] is base.entries[2]  # D -> C never crossed A-B: untouched

@@ -30,9 +30,8 @@ from ..export.table import Entry, PathRecord, PathTable
 from ..paths import segment_ratios
 from ..topology import Topology, without_links
 
-__all__ = ["REACTIONS", "failed_graph", "transition_safe", "connected_pairs", "reoptimised_table",
-           "hosts_table",
-           "host_records", "push_plan", "TableState", "path_arcs"]
+__all__ = ["REACTIONS", "failed_graph", "transition_safe", "keep_unaffected", "connected_pairs",
+           "reoptimised_table", "hosts_table", "host_records", "push_plan", "TableState", "path_arcs"]
 
 REACTIONS = ("reoptimised", "hosts")
 Link = Tuple[int, int]
@@ -146,6 +145,23 @@ def hosts_table(topo: Topology, base: PathTable, down: Iterable[Link]) -> PathTa
                                meta={**base.meta, "reaction": "hosts"})
 
 
+def keep_unaffected(topo: Topology, base: PathTable, new: PathTable,
+                    down: Iterable[Link]) -> PathTable:
+    """``new`` where ``base``'s entry has a path crossing a down link (on ``topo``), ``base``'s
+    entry elsewhere: a failure moves only the connections it affects (an entry the failure
+    disconnects keeps its old paths)."""
+    gone = {_key(int(u), int(v)) for u, v in down}
+    bad = {a for a in range(2 * topo.num_links)
+           if _key(int(topo.arc_src[a]), int(topo.arc_dst[a])) in gone}
+    fresh = {(e.source, e.destination): e for e in new.entries}
+    entries = []
+    for e in base.entries:
+        hit = any(path_arcs(topo, e.source, p.waypoints) & bad for p in e.paths)
+        entries.append(fresh.get((e.source, e.destination), e) if hit else e)
+    return dataclasses.replace(new, entries=entries,
+                               meta={**new.meta, "scope": "only the entries the failure affects"})
+
+
 def host_records(table: PathTable, host: str, variant: str) -> Records:
     """``host``'s map records of ``table`` in layout ``variant`` (key order as in the table)."""
     return [(e.key, encode_value(e.prefix, e.paths, variant))
@@ -174,6 +190,8 @@ class TableState:
     solver: str = "highs"
     #: Order each entry's paths transition-safe first (:func:`transition_safe`).
     transition_safe: bool = True
+    #: Replace only the entries a down link affects (:func:`keep_unaffected`).
+    only_affected: bool = True
     down: Set[Link] = dataclasses.field(default_factory=set)
     records: Dict[str, Records] = dataclasses.field(default_factory=dict)
 
@@ -197,9 +215,10 @@ class TableState:
             return self.base
         if self.reaction == "hosts":
             return hosts_table(self.topology, self.base, d)
-        return reoptimised_table(self.topology, self.plan, self.pairs, d, k=self.k,
-                                 paths=self.paths, solver=self.solver,
-                                 routed=self.topology if self.transition_safe else None)
+        new = reoptimised_table(self.topology, self.plan, self.pairs, d, k=self.k,
+                                paths=self.paths, solver=self.solver,
+                                routed=self.topology if self.transition_safe else None)
+        return keep_unaffected(self.topology, self.base, new, d) if self.only_affected else new
 
     def plan_push(self, table: PathTable) -> Tuple[List[str], Dict[str, Records]]:
         """The hosts to push and every host's new records (a host with no entry left gets an
