@@ -64,8 +64,15 @@ def test_control_on_an_emulated_network_then_sigkill(tmp_path):
         assert doc["pushed"] and not doc["failed"]
         for k in ("detect_ms", "compute_ms", "push_ms", "swap_ms"):
             assert doc[k] >= 0
-        st = _cli("agent", "status", f"{prefix}r{t.index_of(doc['pushed'][0])}", "--json")
-        assert st.returncode == 0 and json.loads(st.stdout)["generation"] >= 2, st.stdout[-500:]
+        # the kernel's generation of a pushed host's agent moved on (the table swapped)
+        from tpcstudy.hostagent.record import Install
+        from tpcstudy.hostagent.update import BpfKernel
+        h = doc["pushed"][0]
+        k = BpfKernel(Install.from_json(rec["agents"][h], "test"))
+        try:
+            assert k.generation() == doc["per_host"][0]["generation"] >= 1
+        finally:
+            k.close()
         ctl.send_signal(signal.SIGKILL)
         ctl.wait(30)
         d = _cli("emulate", "down", "ctl40")

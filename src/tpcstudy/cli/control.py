@@ -68,14 +68,17 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_control)
 
 
-def _agents(rec: Dict[str, Any], spec: Any, hosts: List[str]) -> Dict[str, Any]:
-    from ..hostagent.record import read_saved
+def _agents(rec: Dict[str, Any], hosts: List[str]) -> Dict[str, Any]:
+    """The emulated hosts' agents, from the network's run record (``emulate up --install
+    bpf`` keeps their install records there)."""
+    from ..hostagent.record import Install
 
-    out = {}
-    for h in hosts:
-        r = spec.router(h)
-        out[h] = read_saved(f"{rec['prefix']}r{r.id}")
-    return out
+    docs = rec.get("agents") or {}
+    missing = [h for h in hosts if h not in docs]
+    if missing:
+        raise UsageError(f"network {rec.get('name')!r} has no BPF agent on "
+                         f"{', '.join(missing[:5])} (emulate up --table T --install bpf)")
+    return {h: Install.from_json(docs[h], f"run record of {rec.get('name')}") for h in hosts}
 
 
 def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of options
@@ -136,8 +139,8 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
             from ..hostagent.record import read_saved
             agents = {h: read_saved(h) for h in hosts}
         else:
-            agents = _agents(rec, spec, hosts)
-        pusher: Any = LocalPush(agents)
+            agents = _agents(rec, hosts)
+        pusher: Any = LocalPush(agents, save=rec is None)
         variant = args.variant or next(iter(agents.values())).variant
     else:
         pusher = CommandPush(argv)
