@@ -23,7 +23,10 @@ def _floats(text: Any) -> List[float]:
         vals = json.loads(str(text or "[]"))
     except ValueError:
         return []
-    return [math.inf if v == "inf" else float(v) for v in vals]
+    if not isinstance(vals, list):
+        return []
+    return [math.inf if v == "inf" else float(v) for v in vals
+            if v == "inf" or isinstance(v, (int, float))]
 
 
 def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
@@ -59,12 +62,14 @@ def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
         a_t.set_xlabel("time since the cut (s)")
         a_t.set_ylabel("goodput (link units)")
         a_t.set_title(title or f"{sc}: cut {sel[0]['cut'] if sel else ''}", fontsize=10)
-        a_t.legend(fontsize=7)
+        if a_t.get_legend_handles_labels()[0]:
+            a_t.legend(fontsize=7)
         a_c.set_xscale("log")
         a_c.set_xlabel("recovery time (s; lost at the right edge)")
         a_c.set_ylabel("share of hit connections")
         a_c.set_ylim(0, 1.02)
-        a_c.legend(fontsize=7, loc="lower right")
+        if a_c.get_legend_handles_labels()[0]:
+            a_c.legend(fontsize=7, loc="lower right")
     return fig
 
 

@@ -61,10 +61,12 @@ from .placement import Placement, place_connections
 from .repeats import Metric
 from .throughput import lp_solution
 
-__all__ = ["KIND", "REACTIONS", "FailuresSettings", "Failures", "most_loaded_link",
+__all__ = ["KIND", "COLUMNS", "KEY", "REACTIONS", "FailuresSettings", "Failures", "most_loaded_link",
            "goodput_series", "summary_line", "format_failures"]
 
 KIND = "emulate-failures"
+COLUMNS = list(KINDS[KIND].columns)
+KEY = list(KINDS[KIND].key)
 REACTIONS = ("none", "hosts", "controller")
 BIN = 0.1
 METRICS = (Metric("recovery_median_s", "median", label="median recovery s"),
@@ -180,8 +182,8 @@ class Failures(Experiment):
     """Link failures under live TCP with three reactions (module docstring)."""
 
     kind = KIND
-    columns = list(KINDS[KIND].columns)
-    key = list(KINDS[KIND].key)
+    columns = COLUMNS
+    key = KEY
     figure = "plot_failures"
     metrics = METRICS
     summary_by = ("scenario", "reaction")
@@ -380,7 +382,10 @@ def _recoveries(r: Row) -> List[float]:
         vals = json.loads(str(r.get("recovery_s") or "[]"))
     except ValueError:
         return []
-    return [math.inf if v == "inf" else float(v) for v in vals]
+    if not isinstance(vals, list):
+        return []
+    return [math.inf if v == "inf" else float(v) for v in vals
+            if v == "inf" or isinstance(v, (int, float))]
 
 
 def summary_line(rows: Sequence[Row]) -> str:
