@@ -22,7 +22,7 @@ import tpcstudy._core as _core
 from .errors import TopologyFormatError, UsageError
 from .rules import arc_weights, check_links, check_rules, fill_delays, raw_capacities
 
-__all__ = ["Topology", "RawEdge", "EdgeArrays", "build_topology", "prune"]
+__all__ = ["Topology", "RawEdge", "EdgeArrays", "build_topology", "prune", "without_links"]
 
 
 @dataclasses.dataclass
@@ -312,6 +312,22 @@ class Topology:
             multiplicity=self.multiplicity[lk], delay=self.delay[lk],
             latitude=self.latitude[keep], longitude=self.longitude[keep],
             internal=self.internal[keep], meta=self.meta)
+
+
+def without_links(topo: Topology, links: Iterable[Tuple[int, int]]) -> Topology:
+    """``topo`` without every link joining one of the router pairs ``links`` (parallel links
+    too): a failed graph. Routers and their ids unchanged (an isolated router stays)."""
+    gone = {(min(int(u), int(v)), max(int(u), int(v))) for u, v in links}
+    if not gone:
+        return topo
+    keep = np.array([(min(a, b), max(a, b)) not in gone
+                     for a, b in zip(topo.link_u.tolist(), topo.link_v.tolist())], dtype=bool)
+    arcs = np.repeat(keep, 2)
+    return Topology(topo.name, topo.names, topo.link_u[keep], topo.link_v[keep],
+                    topo.arc_capacity[arcs], topo.arc_weight[arcs],
+                    multiplicity=topo.multiplicity[keep], delay=topo.delay[keep],
+                    latitude=topo.latitude, longitude=topo.longitude,
+                    internal=topo.internal, meta=topo.meta)
 
 
 def _plain(v: Any) -> bool:

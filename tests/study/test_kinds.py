@@ -65,15 +65,15 @@ def test_one_row_of_every_kind_round_trips(name, tmp_path, capsys):
 
 
 def test_every_writer_takes_its_columns_from_the_registry():
-    from tpcstudy.emulate.experiments import failover, policies, semper, throughput, verify
+    from tpcstudy.emulate.experiments import failover, failures, policies, semper, throughput, verify
     from tpcstudy.study import disjoint, maxflow, mlu, stats
     assert stats.STATS_COLUMNS == list(KINDS["topo"].columns)
     for mod, name in ((maxflow, "maxflow"), (disjoint, "disjoint"), (mlu, "mlu")):
         assert (mod.COLUMNS, mod.KEY) == (list(KINDS[name].columns), list(KINDS[name].key))
-    for mod in (throughput, failover, policies, semper, verify):
+    for mod in (throughput, failover, failures, policies, semper, verify):
         assert mod.COLUMNS == list(KINDS[mod.KIND].columns)
     assert semper.FAULT_COLUMNS == list(KINDS[semper.FAULT_KIND].columns)
-    assert {m.KIND for m in (throughput, failover, policies, semper, verify)} | \
+    assert {m.KIND for m in (throughput, failover, failures, policies, semper, verify)} | \
         {semper.FAULT_KIND} == {n for n in KINDS if kind(n).emulated}
 
 

@@ -25,7 +25,7 @@ __all__ = ["main", "build_parser", "VERBS"]
 
 #: The verb modules of this package, in help order.
 VERBS = ("topo", "data", "zoo", "maxflow", "mlu", "disjoint", "reproduce", "export", "plot", "show",
-         "emulate", "agent", "completion")
+         "emulate", "agent", "control", "completion")
 
 
 def build_parser(verbs: Sequence[str] = VERBS) -> argparse.ArgumentParser:

@@ -37,6 +37,7 @@ from .emulation import (
     plot_throughput,
     plot_verify,
 )
+from .emulation_failures import plot_failure_experiment
 from .failures import plot_failures
 from .maxflow import MAXFLOW_PANELS, plot_maxflow
 from .mlu import plot_mlu
@@ -47,7 +48,7 @@ from .zoo_emulation import plot_throughput_zoo
 __all__ = ["plot_topologies", "plot_maxflow", "plot_disjoint", "plot_path_table",
            "plot_throughput", "plot_recovery", "plot_verify", "plot_dumbbell", "plot_fault", "plot_policies",
            "plot_results", "save_figure", "plot_calibration", "plot_throughput_zoo", "plot_mlu",
-           "plot_failures",
+           "plot_failures", "plot_failure_experiment",
            "TOPOLOGY_PANELS", "MAXFLOW_PANELS",
            "DISJOINT_PANELS", "FIGURE_NAMES", "figure_name"]
 

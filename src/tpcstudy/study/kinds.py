@@ -143,6 +143,13 @@ _ALL = (
        "moved_s moves rto_ms link_mbps pacing_mbps fail_after restore_after status error",
        "scenario run draw strategy", "emulation-recovery", _E + "failover:summary_line",
        _P + "emulation:plot_recovery"),
+    _k("emulate-failures",
+       "scenario reaction draw heavy seed cut at connections hit recovered lost "
+       "recovery_median_s recovery_p99_s recovery_s goodput_before goodput_2s lp_intact "
+       "lp_reoptimised ratio_2s series igp_ms detect_ms control_ms compute_ms push_ms swap_ms "
+       "pushed link_mbps cpu_busy status error",
+       "scenario reaction draw", "emulation-failures", _E + "failures:summary_line",
+       _P + "emulation_failures:plot_failure_experiment"),
     _k("emulate-mptcp",
        "scenario paths hosts subflows seed draw lp_value model_value measured ratio jain joined "
        "expected_joins link_mbps seconds cpu_busy per_host path_use",

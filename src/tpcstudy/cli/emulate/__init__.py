@@ -17,7 +17,8 @@ __all__ = ["register", "ACTIONS", "DEFAULT_ACTION", "with_default_action"]
 
 #: Action -> the module of this package that registers it (help order).
 ACTIONS = {"throughput": "throughput", "verify": "verify", "failover": "failover",
-           "dumbbell": "semper", "fault": "semper", "policies": "policies", "up": "live",
+           "dumbbell": "semper", "fault": "semper", "policies": "policies", "failures": "failures",
+           "up": "live",
            "exec": "live", "watch": "live", "inspect": "live", "pingall": "live", "list": "live",
            "down": "live", "clean": "admin",
            "check": "admin"}

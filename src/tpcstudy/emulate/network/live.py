@@ -166,9 +166,13 @@ def _up(topo: Topology, plan: Optional[AddressPlan], *, name: str, link_mbps: fl
             from .hostagent import install_agents
 
             assert table is not None
-            install_agents(emu, table, policy=policy or SlotPolicy("slot", slot=slot))
+            emu.agents.update(install_agents(emu, table,
+                                             policy=policy or SlotPolicy("slot", slot=slot)))
+        # the agents' install records (map and program ids) go with the run's record: what
+        # 'tpcstudy control --network NAME --push local' swaps tables in
         return emu.keep(name, created=_dt.datetime.now(_dt.timezone.utc).isoformat(
             timespec="seconds"), table=str(table) if table else None, install=install,
+            agents={h: inst.to_json() for h, inst in emu.agents.items()},
             slot=slot if install else None, link_mbps=link_mbps, routers=_routers_doc(spec))
 
 

@@ -1,0 +1,71 @@
+"""``tpcstudy emulate failures``: one link of the LP's busiest cut under live TCP through the
+BPF host agents; reactions none, hosts (IGP + NRTOChanger), controller (IGP + tpcstudy control)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ...errors import UsageError
+from ..options import RawHelp, apply_mirror
+from .common import add_network, add_output, add_topology, at_least, log, positive, run
+
+HELP = "a link fails under live TCP: no reaction, the hosts' NRTOChanger, the controller"
+DESCRIPTION = """\
+The heavy pairs' sr max-flow LP placed as TCP connections through the BPF host agent of every
+source router; --at s after the connects one link goes down (--cut A,B, default the LP's most
+utilised link). Each reaction in its own draws: none (only TCP), hosts (IGP re-convergence
+after --igp-delay and the agents' NRTOChanger), controller (IGP re-convergence and the
+controller pushing the reoptimised tables). Per connection the recovery time and whether it
+survived; goodput over time beside the intact LP and the reoptimised LP of the failed graph."""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("failures", help=HELP, description=DESCRIPTION, formatter_class=RawHelp)
+    add_topology(p)
+    f = p.add_argument_group("failures")
+    f.add_argument("--heavy", type=positive(), default=20.0,
+                   help="heavy pairs, percent of the edge-router pairs (default 20)")
+    f.add_argument("--seed", type=at_least(0), default=0, help="pairs' seed (default 0)")
+    f.add_argument("--cut", default=None, metavar="A,B",
+                   help="the link cut (default: the LP solution's most utilised link not "
+                        "leaving a source router)")
+    f.add_argument("--at", type=positive(), default=3.0,
+                   help="seconds after the connects when the link goes down (default 3)")
+    f.add_argument("--observe", type=positive(), default=6.0,
+                   help="seconds measured after the cut (default 6)")
+    f.add_argument("--reactions", default="none,hosts,controller",
+                   help="comma-separated, each in its own draws (default none,hosts,controller)")
+    f.add_argument("--igp-delay", type=float, default=0.2,
+                   help="seconds from the link event to the routers' new routes (default 0.2)")
+    f.add_argument("--rto-count", type=at_least(1), default=1,
+                   help="the hosts reaction's NRTOChanger N (default 1)")
+    f.add_argument("--gap-ms", type=positive(), default=100.0,
+                   help="a stall at least this long after the cut marks a hit connection "
+                        "(default 100)")
+    f.add_argument("--connections", type=at_least(1), default=2,
+                   help="TCP connections per pair the LP serves (default 2)")
+    add_network(p)
+    add_output(p)
+    p.set_defaults(func=cmd)
+
+
+def cmd(args: argparse.Namespace) -> int:
+    from ...emulate.experiments.failures import Failures, FailuresSettings
+
+    apply_mirror(args)
+    if not args.topo:
+        raise UsageError("failures needs --topo")
+    cut = None
+    if args.cut:
+        parts = [x.strip() for x in args.cut.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise UsageError(f"--cut {args.cut!r}: two router names, A,B")
+        cut = (parts[0], parts[1])
+    st = FailuresSettings(reactions=tuple(x.strip() for x in args.reactions.split(",")),
+                          cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
+                          rto_count=args.rto_count, gap_ms=args.gap_ms,
+                          per_pair=args.connections)
+    exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
+                   heavy=args.heavy, seed=args.seed, settings=st, log=log)
+    return run(exp, args, bpftool=True)

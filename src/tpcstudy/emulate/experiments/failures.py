@@ -1,0 +1,398 @@
+"""Link failures under live TCP, with three reactions (``tpcstudy emulate failures``).
+
+On ``--topo``'s network, the heavy pairs' sr max-flow LP is placed as TCP connections
+(:func:`~.placement.place_connections`) and handed to the BPF host agent of every source router
+(:func:`~.bpf_placement.placement_table`: weighted round robin gives each path its
+connections). ``--at`` seconds after the connects one link is cut (``--cut A,B``, default: the
+link of highest utilisation in the LP's solution whose ends are not a source's own router): a
+real link event (:func:`~tpcstudy.emulate.network.igp.link_down_lines`). Each reaction is its own
+task, measured in its own draws on the same network:
+
+- ``none``: nothing but TCP (no IGP: the cut stays a black hole);
+- ``hosts``: the IGP re-converges ``--igp-delay`` after the event
+  (:class:`~tpcstudy.emulate.network.igp.Igp`) and the agents run NRTOChanger(``--rto-count``);
+- ``controller``: the IGP re-converges and the controller (:mod:`tpcstudy.control`, reaction
+  ``reoptimised``, local push), woken by the routers' netlink link event, swaps every changed
+  host's table in.
+
+Per connection: **recovery** = first data the receiver read after a stall of at least
+``--gap-ms`` following the cut, minus the cut time (the first new data acknowledged); a
+connection that never stalled was not hit; one with no data after the cut, or an error, is
+**lost**. Goodput over time (the receivers' bytes per 100 ms bin, in link units) beside the
+intact LP and the reoptimised LP of the failed graph; ``ratio_2s`` = goodput in the 2 s after the
+cut / the reoptimised LP. After each task the link comes back and every router's intact routes
+are installed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ...control.events import Event
+from ...control.push import LocalPush
+from ...control.run import Controller
+from ...control.tables import TableState, connected_pairs
+from ...errors import UsageError
+from ...export.layout import encode_value
+from ...hostagent.loader import reconfigure
+from ...hostagent.maps import SlotPolicy
+from ...metrics import quantile_inf
+from ...models.maxflow import max_flow
+from ...paths import segment_ratios
+from ...study.kinds import KINDS
+from ...study.tasks import Task
+from ...topology import Topology, without_links
+from ..agent.client import Transfer, run_traffic
+from ..network import kernel as _ns
+from ..network.hostagent import install_agents
+from ..network.igp import Igp, LinkWatcher, link_down_lines, link_up_lines, route_line, route_table
+from ..network.lifecycle import Emulation
+from .bpf_placement import BPF_VARIANT, placement_table
+from .failover import recovery_time
+from .harness import Experiment, Log, Row, Unit, num, pair_tasks, read_plan_file, topology_units
+from .placement import Placement, place_connections
+from .repeats import Metric
+from .throughput import lp_solution
+
+__all__ = ["KIND", "COLUMNS", "KEY", "REACTIONS", "FailuresSettings", "Failures", "most_loaded_link",
+           "goodput_series", "summary_line", "format_failures"]
+
+KIND = "emulate-failures"
+COLUMNS = list(KINDS[KIND].columns)
+KEY = list(KINDS[KIND].key)
+REACTIONS = ("none", "hosts", "controller")
+BIN = 0.1
+METRICS = (Metric("recovery_median_s", "median", label="median recovery s"),
+           Metric("ratio_2s", "mean", label="goodput 2 s / reoptimised LP"),
+           Metric("lost", "mean", label="lost connections"))
+
+
+@dataclasses.dataclass
+class FailuresSettings:
+    reactions: Tuple[str, ...] = REACTIONS
+    cut: Optional[Tuple[str, str]] = None
+    at: float = 3.0
+    observe: float = 6.0
+    igp_delay: float = 0.2
+    rto_count: int = 1
+    gap_ms: float = 100.0
+    per_pair: int = 2
+    k: int = 4
+
+    def check(self) -> None:
+        bad = [r for r in self.reactions if r not in REACTIONS]
+        if bad or not self.reactions:
+            raise UsageError(f"--reactions {','.join(self.reactions)}: choose from "
+                             f"{', '.join(REACTIONS)}")
+        if not (self.at > 0 and self.observe > 2):
+            raise UsageError("--at must be > 0 and --observe > 2 s")
+        if not 0 <= self.igp_delay < 60:
+            raise UsageError(f"--igp-delay {self.igp_delay}: 0 to 60 s")
+
+
+def arc_loads(topo: Topology, res: Any) -> np.ndarray:
+    """Flow on each arc of the sr solution ``res`` (its paths' ECMP splits)."""
+    load = np.zeros(2 * topo.num_links)
+    for (s, _t), wps, f in zip([res.pairs[i] for i in res.path_pair], res.paths, res.flows):
+        if f <= 0:
+            continue
+        hops = [topo.index_of(s)] + [topo.index_of(w) for w in wps]
+        off, arcs, frac = segment_ratios(topo, np.array(hops[:-1], dtype=np.int32),
+                                         np.array(hops[1:], dtype=np.int32))
+        np.add.at(load, arcs, frac * f)
+    return load
+
+
+def most_loaded_link(topo: Topology, res: Any, avoid: Sequence[str] = ()) -> Tuple[int, int]:
+    """The link (router ids, sorted) of highest utilisation in ``res``, preferring one that
+    touches none of ``avoid`` (the sources' routers: their hosts live in the namespace)."""
+    util = arc_loads(topo, res) / topo.arc_capacity
+    bad = {topo.index_of(a) for a in avoid}
+    order = np.argsort(-util, kind="stable").tolist()
+    pick = next((a for a in order if int(topo.arc_src[a]) not in bad
+                 and int(topo.arc_dst[a]) not in bad), order[0])
+    u, v = int(topo.arc_src[pick]), int(topo.arc_dst[pick])
+    return (u, v) if u < v else (v, u)
+
+
+def goodput_series(timelines: Sequence[Sequence[Tuple[float, int]]], t0: float, end: float,
+                   bin_s: float = BIN) -> List[float]:
+    """Bits per second received in each ``bin_s`` bin from ``t0`` to ``end`` (a timeline holds
+    each read's time and the connection's bytes so far)."""
+    n = max(1, int(math.ceil((end - t0) / bin_s - 1e-9)))
+    out = np.zeros(n)
+    for tl in timelines:
+        prev = 0
+        for t, total in tl:
+            i = int((float(t) - t0) // bin_s)
+            if 0 <= i < n:
+                out[i] += int(total) - prev
+            prev = int(total)
+    return (out * 8 / bin_s).tolist()
+
+
+def _restore(emu: Emulation, link: Tuple[int, int]) -> None:
+    """The link up and every router's intact routes installed again."""
+    spec = emu.spec
+    ns, lines = link_up_lines(spec, *link)
+    try:
+        _ns.run_batch("ip", lines, netns=ns, ipv6=True, label="link up")
+    except Exception:  # noqa: BLE001 - already up
+        pass
+    for r in spec.routers:
+        table = route_table(spec)[r.id]
+        _ns.run_batch("ip", [route_line(d, nh) for d, nh in table.items()], netns=r.netns,
+                      ipv6=True, label=f"intact routes of {r.name}")
+
+
+class _Reactor(threading.Thread):
+    """Reads the routers' link events and hands them to the IGP and the controller."""
+
+    def __init__(self, watcher: LinkWatcher, igp: Optional[Igp], ctl: Optional[Controller],
+                 log: Log) -> None:
+        super().__init__(daemon=True)
+        self.watcher, self.igp, self.ctl, self.log = watcher, igp, ctl, log
+        self.stop = threading.Event()
+        self.records: List[Dict[str, Any]] = []
+        self.events: List[Any] = []
+        self.error = ""
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                for e in self.watcher.poll(0.05):
+                    self.events.append(e)
+                    if self.igp is not None:
+                        self.igp.event(e.kind, e.u, e.v, at=e.at)
+                    if self.ctl is not None:
+                        self.records.append(self.ctl.handle(
+                            [Event(e.kind, e.u, e.v, e.at, f"netlink {e.netns}/{e.interface}")]))
+        except Exception as exc:  # noqa: BLE001 - reported in the row
+            self.error = str(exc)[:200]
+
+
+class Failures(Experiment):
+    """Link failures under live TCP with three reactions (module docstring)."""
+
+    kind = KIND
+    columns = COLUMNS
+    key = KEY
+    figure = "plot_failure_experiment"
+    metrics = METRICS
+    summary_by = ("scenario", "reaction")
+    arm = "reaction"
+    compare = ("recovery_median_s",)
+
+    def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
+                 plan: Optional[str] = None, heavy: float = 20.0, seed: int = 0,
+                 settings: Optional[FailuresSettings] = None, log: Log = print) -> None:
+        self.settings = settings or FailuresSettings()
+        self.settings.check()
+        self.topo, self.capacity, self.weight, self.plan = topo, capacity, weight, plan
+        self.heavy, self.seed = float(heavy), int(seed)
+        self.plan_obj = read_plan_file(plan)
+        nets = list(topology_units(topo, capacity=capacity, weight=weight, plan=self.plan_obj,
+                                   need_edges=True, log=log))
+        if len(nets) != 1:
+            raise UsageError(f"failures runs on one topology; --topo names {len(nets)}")
+        self.name, self.topology, plan_o, _ = nets[0]
+        self.plan_obj = plan_o or self.plan_obj
+        task = pair_tasks(self.name, self.topology, [self.heavy], [self.seed])[0]
+        self.pairs: List[Tuple[str, str]] = list(task.args)
+        st = self.settings
+        self.res, self.how = lp_solution(self.topology, self.pairs, "sr", k=st.k)
+        self.placement: Placement = place_connections(self.topology, self.res,
+                                                      per_pair=st.per_pair)
+        sources = sorted({c.source for c in self.placement.connections})
+        if st.cut is not None:
+            a, b = (self.topology.index_of(x) for x in st.cut)
+            if not any({a, b} == {int(x), int(y)} for x, y in
+                       zip(self.topology.link_u.tolist(), self.topology.link_v.tolist())):
+                raise UsageError(f"--cut {','.join(st.cut)}: no such link in {self.name}")
+            self.link = (min(a, b), max(a, b))
+        else:
+            self.link = most_loaded_link(self.topology, self.res, sources)
+        failed = without_links(self.topology, [self.link])
+        live = connected_pairs(failed, self.pairs)
+        self.lp_failed = max_flow(failed, live, model="sr", k=st.k).value if live else 0.0
+        n = self.topology.names
+        log(f"{self.name}: {len(self.pairs)} heavy pairs, LP {self.res.value:g} "
+            f"({len(self.placement.connections)} connections); cut {n[self.link[0]]}-"
+            f"{n[self.link[1]]}: reoptimised LP {self.lp_failed:g}")
+
+    def config(self) -> Dict[str, Any]:
+        return {"topo": self.topo, "capacity": self.capacity, "weight": self.weight,
+                "plan": self.plan, "heavy": self.heavy, "seed": self.seed,
+                "failures": dataclasses.asdict(self.settings)}
+
+    def seeds(self) -> Optional[List[int]]:
+        return [self.seed]
+
+    def units(self, log: Log) -> Iterator[Unit]:
+        tasks = [Task({"scenario": self.name, "reaction": r}, r)
+                 for r in self.settings.reactions]
+        yield Unit(self.name, self.topology, self.plan_obj, tasks, seed=self.seed,
+                   prepare=self._prepare)
+
+    def _prepare(self, emu: Emulation) -> None:
+        import tempfile
+        from pathlib import Path
+
+        from ...export import write_paths
+
+        self.paths = placement_table(emu, self.placement)
+        with tempfile.TemporaryDirectory(prefix="tpcstudy-failures-") as tmp:
+            write_paths(self.paths, tmp, formats="bpf", variant=BPF_VARIANT)
+            emu.agents.update(install_agents(emu, Path(tmp), policy=SlotPolicy("wrr")))
+        emu.wait_quiet()
+
+    def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
+        return [self._measure(emu, str(task.args), log)]
+
+    def _measure(self, emu: Emulation, reaction: str, log: Log) -> Row:  # noqa: C901
+        st, spec = self.settings, emu.spec
+        policy = SlotPolicy("wrr", nrto=st.rto_count if reaction == "hosts" else 0)
+        for src, inst in emu.agents.items():  # the intact table, this reaction's policy
+            recs = [(e.key, encode_value(e.prefix, e.paths, BPF_VARIANT))
+                    for e in self.paths.entries if e.source == src]
+            reconfigure(inst, policy=policy, records=recs)
+        igp = Igp(spec, delay=st.igp_delay, log=log) if reaction != "none" else None
+        ctl = None
+        if reaction == "controller":
+            state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
+                               self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k)
+            ctl = Controller(state, LocalPush(emu.agents, save=False))
+        watcher = LinkWatcher(spec)
+        reactor = _Reactor(watcher, igp, ctl, log)
+        flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
+                          timeline=True) for c in self.placement.connections]
+        ns, lines = link_down_lines(spec, *self.link)
+
+        def cut() -> float:
+            t = time.monotonic()
+            _ns.run_batch("ip", lines, netns=ns, label="link down")
+            return t
+
+        reactor.start()
+        try:
+            tr = run_traffic(emu, flows, warmup=0.0, seconds=st.at + st.observe, poll_ms=50.0,
+                             actions=[(st.at, "cut", cut)])
+        finally:
+            reactor.stop.set()
+            reactor.join(5.0)
+            watcher.close()
+            if igp is not None:
+                igp.stop()
+            if ctl is not None:
+                ctl.close()
+            _restore(emu, self.link)
+        t_cut = tr.actions["cut"]
+        end = tr.times["stop"]
+        rec_s, lost, hit = [], 0, 0
+        for f in flows:
+            r = tr.transfers[f.id]
+            state_, v = recovery_time(r.timeline, t_cut, end, st.gap_ms / 1000.0)
+            if r.error or state_ == "not recovered":
+                lost += 1
+                hit += 1
+                rec_s.append(math.inf)
+            elif state_ == "ok":
+                hit += 1
+                rec_s.append(v)
+        rec_sorted = sorted(rec_s)
+        series = goodput_series([tr.transfers[f.id].timeline for f in flows], t_cut - st.at,
+                                end)
+        k_cut = int(round(st.at / BIN))
+        after = series[k_cut:k_cut + int(round(2.0 / BIN))]
+        before = series[max(0, k_cut - int(round(1.0 / BIN))):k_cut]
+        units = spec.rate_units
+        lp_i, lp_f = self.res.value / spec.unit, self.lp_failed / spec.unit
+        g2 = units(float(np.mean(after))) if after else math.nan
+        igp_ms = ((igp.history[0].installed_at - t_cut) * 1e3
+                  if igp is not None and igp.history else math.nan)
+        ctl_rec = next((x for x in reactor.records if not x.get("unchanged")), None)
+        n = self.topology.names
+        row: Row = {
+            "scenario": self.name, "reaction": reaction, "heavy": self.heavy, "seed": self.seed,
+            "cut": f"{n[self.link[0]]}-{n[self.link[1]]}", "at": st.at,
+            "connections": len(flows), "hit": hit, "recovered": hit - lost, "lost": lost,
+            "recovery_median_s": quantile_inf(rec_sorted, 0.5) if rec_sorted else math.nan,
+            "recovery_p99_s": quantile_inf(rec_sorted, 0.99) if rec_sorted else math.nan,
+            "recovery_s": json.dumps([round(x, 4) if math.isfinite(x) else "inf"
+                                      for x in rec_s]),
+            "goodput_before": round(units(float(np.mean(before))), 6) if before else math.nan,
+            "goodput_2s": round(g2, 6), "lp_intact": round(lp_i, 6),
+            "lp_reoptimised": round(lp_f, 6),
+            "ratio_2s": round(g2 / lp_f, 6) if lp_f > 0 else math.nan,
+            "series": json.dumps([round(units(x), 4) for x in series]),
+            "igp_ms": round(igp_ms, 1),
+            "detect_ms": round((reactor.events[0].at - t_cut) * 1e3, 1) if reactor.events
+            else math.nan,
+            "control_ms": round((ctl_rec["done_mono"] - t_cut) * 1e3, 1) if ctl_rec
+            else math.nan,
+            "compute_ms": ctl_rec.get("compute_ms", math.nan) if ctl_rec else math.nan,
+            "push_ms": ctl_rec.get("push_ms", math.nan) if ctl_rec else math.nan,
+            "swap_ms": ctl_rec.get("swap_ms", math.nan) if ctl_rec else math.nan,
+            "pushed": len(ctl_rec.get("pushed", [])) if ctl_rec else 0,
+            "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
+            "status": "ok" if not (reactor.error or (igp and igp.errors)) else "failed",
+            "error": reactor.error or "; ".join(igp.errors if igp else [])}
+        log(f"{self.name} {reaction}: recovery median {row['recovery_median_s']:.3f} s, p99 "
+            f"{row['recovery_p99_s']:.3f} s over {hit} hit of {len(flows)}, lost {lost}; "
+            f"goodput 2 s after the cut {g2:.3f} units = {row['ratio_2s']:.2f} of the "
+            f"reoptimised LP ({lp_f:.3f}; intact {lp_i:.3f}); igp {row['igp_ms']} ms"
+            + (f"; control: detect {row['detect_ms']} compute {row['compute_ms']} push "
+               f"{row['push_ms']} swap {row['swap_ms']} ms" if ctl_rec else ""))
+        return row
+
+    def table(self, rows: Sequence[Row]) -> str:
+        return format_failures(rows)
+
+
+def format_failures(rows: Sequence[Row]) -> str:
+    lines = [f"{'scenario':>10} {'reaction':>10} {'draws':>5} {'median s':>9} {'p99 s':>7} "
+             f"{'lost':>5} {'goodput2s/LP':>12}"]
+    for sc in sorted({str(r.get("scenario")) for r in rows}):
+        for re_ in REACTIONS:
+            sel = [r for r in rows if r.get("scenario") == sc and r.get("reaction") == re_
+                   and r.get("status") == "ok"]
+            if not sel:
+                continue
+            rec = sorted(v for r in sel for v in _recoveries(r))
+            med = quantile_inf(rec, 0.5) if rec else math.nan
+            p99 = quantile_inf(rec, 0.99) if rec else math.nan
+            lost = sum(int(num(r.get("lost")) or 0) for r in sel)
+            ratio = float(np.mean([num(r.get("ratio_2s")) for r in sel]))
+            lines.append(f"{sc:>10} {re_:>10} {len(sel):>5} {med:>9.3f} {p99:>7.3f} "
+                         f"{lost:>5} {ratio:>12.3f}")
+    lines.append("recovery over every hit connection of every draw (inf: lost); goodput in the "
+                 "2 s after the cut / the reoptimised LP of the failed graph")
+    return "\n".join(lines)
+
+
+def _recoveries(r: Row) -> List[float]:
+    try:
+        vals = json.loads(str(r.get("recovery_s") or "[]"))
+    except ValueError:
+        return []
+    if not isinstance(vals, list):
+        return []
+    return [math.inf if v == "inf" else float(v) for v in vals
+            if v == "inf" or isinstance(v, (int, float))]
+
+
+def summary_line(rows: Sequence[Row]) -> str:
+    out = []
+    for re_ in REACTIONS:
+        rec = sorted(v for r in rows if r.get("reaction") == re_ for v in _recoveries(r))
+        if rec:
+            out.append(f"{re_}: median recovery {quantile_inf(rec, 0.5):.3f} s over {len(rec)} "
+                       f"connections")
+    return "; ".join(out)

@@ -1,0 +1,144 @@
+"""The controller and the failure experiment on the emulator (root): ``tpcstudy control`` on a
+network of ``emulate up`` learns a cut link from the routers' netlink and swaps the changed
+hosts' tables (its log line has detect, compute, push and swap times); after SIGKILL of
+``control`` the network's ``emulate down`` and of ``emulate failures`` an ``emulate clean`` leave
+nothing (namespaces, cgroups, the agents' programs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tpcstudy import path_table, prune, read_topology, write_paths
+from tpcstudy.emulate.network import kernel as N
+from tpcstudy.emulate.network.lifecycle import cgroup_base, read_records
+
+from helpers import wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("emulator", "emulation_guard")]
+ENV = dict(os.environ, PYTHONSAFEPATH="1", MPLBACKEND="Agg")
+
+
+def _cli(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "tpcstudy", *args], capture_output=True,
+                          text=True, env=ENV, timeout=timeout)
+
+
+def _program_ids() -> set:
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout
+    return {p["id"] for p in json.loads(out or "[]") if p.get("type") in ("sock_ops", "sched_cls")}
+
+
+def test_control_on_an_emulated_network_then_sigkill(tmp_path):
+    t = prune(read_topology("zoo/Abilene"))
+    tdir = tmp_path / "T"
+    write_paths(path_table(t, k=4, paths=8, select="maxflow"), tdir, formats=["bpf", "json"],
+                variant="exp3_lowest_completion")
+    before = _program_ids()
+    p = _cli("emulate", "up", "--topo", "zoo/Abilene", "--table", str(tdir), "--install", "bpf",
+             "--name", "ctl40")
+    assert p.returncode == 0, p.stderr[-2000:]
+    ctl = None
+    try:
+        rec = next(r for r in read_records() if r.get("name") == "ctl40")
+        prefix = rec["prefix"]
+        ours = _program_ids() - before
+        ctl = subprocess.Popen([sys.executable, "-m", "tpcstudy", "control", "--topo",
+                                "zoo/Abilene", "--table", str(tdir), "--network", "ctl40",
+                                "--push", "local", "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=ENV)
+        assert "waiting for link events" in ctl.stderr.readline()  # its sockets are open
+        a, b = t.index_of("Chicago"), t.index_of("Indianapolis")
+        lo, hi = min(a, b), max(a, b)
+        N.run_batch("ip", [f"link set dev to{hi} down"], netns=f"{prefix}r{lo}")
+        line = ctl.stdout.readline()
+        doc = json.loads(line)
+        assert doc["down"] == "Chicago-Indianapolis" and doc["events"][0]["source"].startswith(
+            "netlink")
+        assert doc["pushed"] and not doc["failed"]
+        for k in ("detect_ms", "compute_ms", "push_ms", "swap_ms"):
+            assert doc[k] >= 0
+        # the kernel's generation of a pushed host's agent moved on (the table swapped)
+        from tpcstudy.hostagent.record import Install
+        from tpcstudy.hostagent.update import BpfKernel
+        h = doc["pushed"][0]
+        k = BpfKernel(Install.from_json(rec["agents"][h], "test"))
+        try:
+            assert k.generation() == doc["per_host"][0]["generation"] >= 1
+        finally:
+            k.close()
+        ctl.send_signal(signal.SIGKILL)
+        ctl.wait(30)
+        d = _cli("emulate", "down", "ctl40")
+        assert d.returncode == 0, d.stderr
+        assert N.list_namespaces(prefix) == [] and not cgroup_base(prefix).exists()
+        wait_until(lambda: not ours & _program_ids(), 30, "the agents' programs freed")
+    finally:
+        if ctl is not None:
+            ctl.kill()
+            ctl.wait()
+            ctl.stdout.close()
+            ctl.stderr.close()
+        _cli("emulate", "down", "ctl40")
+
+
+def test_sigkill_of_failures_then_clean(tmp_path):
+    before = _program_ids()
+    proc = subprocess.Popen([sys.executable, "-m", "tpcstudy", "emulate", "failures", "--topo",
+                             "zoo/Abilene", "--reactions", "controller", "--at", "2",
+                             "--observe", "20", "--out", str(tmp_path / "f")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        def cut():
+            assert proc.poll() is None, f"the run ended early: {proc.stderr.read()[-2000:]}"
+            rec = next((r for r in read_records() if r.get("cgroups")), None)
+            if rec is None:
+                return None
+            ns = N.list_namespaces(rec["prefix"])
+            out = subprocess.run(["ip", "-n", ns[0], "-j", "link", "show"] if ns else ["true"],
+                                 capture_output=True, text=True).stdout if ns else ""
+            return rec if ns and _program_ids() - before and out else None
+
+        rec = wait_until(cut, 300, "the run's network and agents", every=0.2)
+        time.sleep(4.0)  # past the cut: the controller has pushed
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        prefix = rec["prefix"]
+        assert N.list_namespaces(prefix)  # no teardown ran
+        c = _cli("emulate", "clean")
+        assert c.returncode == 0, c.stderr
+        assert N.list_namespaces(prefix) == [] and not cgroup_base(prefix).exists()
+        wait_until(lambda: not (_program_ids() - before), 30, "the run's programs freed")
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
+
+
+def test_failures_run_controller_and_none(tmp_path):
+    """Abilene, one draw: plain TCP loses the connections the cut hits; with the controller
+    every hit connection recovers (within a few RTOs even on a busy machine), the IGP installed
+    its routes after its delay and the controller pushed to at least one host."""
+    import csv
+
+    out = tmp_path / "f"
+    p = _cli("emulate", "failures", "--topo", "zoo/Abilene", "--reactions", "none,controller",
+             "--queue-ms", "10", "--at", "2", "--observe", "4", "--out", str(out))
+    assert p.returncode == 0, p.stderr[-3000:]
+    with open(out / "results.csv", newline="") as fh:
+        rows = {r["reaction"]: r for r in csv.DictReader(fh)}
+    none, ctl = rows["none"], rows["controller"]
+    assert none["status"] == ctl["status"] == "ok"
+    assert int(none["lost"]) >= 1 and int(none["lost"]) == int(none["hit"])
+    assert int(ctl["lost"]) == 0 and int(ctl["hit"]) >= 1
+    assert 0 < float(ctl["recovery_p99_s"]) < 3.0
+    assert float(ctl["igp_ms"]) >= 200.0 and int(ctl["pushed"]) >= 1
+    assert float(ctl["control_ms"]) < float(ctl["igp_ms"])  # tables swapped before the IGP
+    plot = _cli("plot", str(out), "--out", str(tmp_path / "figs"), "--format", "png")
+    assert plot.returncode == 0 and (tmp_path / "figs" / "emulation-failures.png").is_file()

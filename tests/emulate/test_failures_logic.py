@@ -1,0 +1,31 @@
+"""The failure experiment's arithmetic without root: goodput bins from cumulative timelines,
+the most loaded link of an sr solution (hand-worked on a square)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from tpcstudy.emulate.experiments.failures import arc_loads, goodput_series, most_loaded_link
+from tpcstudy.topology import RawEdge, build_topology
+
+
+def test_goodput_series_from_cumulative_bytes():
+    # two connections; bytes so far at each read; bins of 0.1 s from t0 = 10
+    a = [(10.05, 1000), (10.15, 3000), (10.25, 3500)]
+    b = [(10.01, 500), (10.31, 1500)]
+    got = goodput_series([a, b], 10.0, 10.4)
+    assert np.allclose(got, [1500 * 80, 2000 * 80, 500 * 80, 1000 * 80])
+
+
+def test_most_loaded_link_hand_worked():
+    t = build_topology("square", ["A", "B", "C", "D"],
+                       [RawEdge(0, 1), RawEdge(1, 2), RawEdge(2, 3), RawEdge(3, 0)])
+    # A->C over B carries 1, A->C over D 0.5, B->C direct 0.5: arcs B->C = 1.5, A->B = 1
+    res = SimpleNamespace(pairs=[("A", "C"), ("B", "C")], path_pair=np.array([0, 0, 1]),
+                          paths=[("B", "C"), ("D", "C"), ("C",)], flows=np.array([1, .5, .5]))
+    load = arc_loads(t, res)
+    assert np.isclose(load[t.arc_of("B", "C")], 1.5) and np.isclose(load[t.arc_of("A", "B")], 1)
+    assert most_loaded_link(t, res) == (1, 2)
+    assert most_loaded_link(t, res, avoid=["B"]) in {(2, 3), (0, 3)}  # C-D and A-D: 0.5 each
