@@ -75,6 +75,10 @@ def add_mlu_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--solver", default="highs", choices=SOLVERS,
                    help="LP backend: highs (default), glop, pdlp (OR-Tools), pulp (CBC)")
+    p.add_argument("--failures", default="none", metavar="SPEC",
+                   help="also solve every model under failures, three reactions each (none, "
+                        "hosts, reoptimised; docs/method.md 4c): none (default), links, links:N, "
+                        "srlg:FILE, nodes (every router); the folder then holds the failure rows")
 
 
 def cmd_mlu(args: argparse.Namespace) -> int:
@@ -91,6 +95,10 @@ def cmd_mlu(args: argparse.Namespace) -> int:
         seeds=tuple(range(args.seed, args.seed + args.seeds)),
         capacity=args.capacity or "auto", weight=args.weight or "auto", links=args.links,
         solver=args.solver)
+    if getattr(args, "failures", "none").strip() != "none":
+        from .maxflow import cmd_failures
+
+        return cmd_failures(args, config)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:
         run, rows = study_mlu.run_mlu_study(args.topo, args.out, config, jobs=args.jobs,
