@@ -60,7 +60,9 @@ def _figure_names(inputs: List[Results], kinds: Dict[str, int]) -> Dict[int, str
 def cmd_plot(args: argparse.Namespace) -> int:
     try:  # matplotlib is an optional dependency: only this verb needs it
         from .. import plotting
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise  # a broken install of tpcstudy itself: the traceback says where
         raise UsageError(f"tpcstudy plot needs matplotlib: pip install 'tpcstudy[plot]' "
                          f"({exc})") from None
 

@@ -47,6 +47,7 @@ from ...metrics import quantile_inf
 from ...models.maxflow import max_flow
 from ...paths import segment_ratios
 from ...study.kinds import KINDS
+from ...study.store import cell_float
 from ...study.tasks import Task
 from ...topology import Topology, without_links
 from ..agent.client import Transfer, run_traffic
@@ -56,7 +57,7 @@ from ..network.igp import Igp, LinkWatcher, link_down_lines, link_up_lines, rout
 from ..network.lifecycle import Emulation
 from .bpf_placement import BPF_VARIANT, placement_table
 from .failover import recovery_time
-from .harness import Experiment, Log, Row, Unit, num, pair_tasks, read_plan_file, topology_units
+from .harness import Experiment, Log, Row, Unit, pair_tasks, read_plan_file, topology_units
 from .placement import Placement, place_connections
 from .repeats import Metric
 from .throughput import lp_solution
@@ -368,8 +369,8 @@ def format_failures(rows: Sequence[Row]) -> str:
             rec = sorted(v for r in sel for v in _recoveries(r))
             med = quantile_inf(rec, 0.5) if rec else math.nan
             p99 = quantile_inf(rec, 0.99) if rec else math.nan
-            lost = sum(int(num(r.get("lost")) or 0) for r in sel)
-            ratio = float(np.mean([num(r.get("ratio_2s")) for r in sel]))
+            lost = sum(int(v) for v in (cell_float(r.get("lost")) for r in sel) if v == v)
+            ratio = float(np.mean([cell_float(r.get("ratio_2s")) for r in sel]))
             lines.append(f"{sc:>10} {re_:>10} {len(sel):>5} {med:>9.3f} {p99:>7.3f} "
                          f"{lost:>5} {ratio:>12.3f}")
     lines.append("recovery over every hit connection of every draw (inf: lost); goodput in the "
