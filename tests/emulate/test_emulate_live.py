@@ -86,6 +86,19 @@ def test_up_exec_watch_down(table, install):
         on_path = {f"{a}>{b}" for a, b in zip(route, route[1:])}
         busy = {k for k, v in totals.items() if v > 500000}
         assert busy == on_path, (busy, route)  # the data on slot 1's links, on no other
+        if install == "bpf":  # the emulated hosts' agents, seen by agent status
+            st = subprocess.run([sys.executable, "-m", "tpcstudy", "agent", "status",
+                                 "--network", name, "Seattle", "--json"],
+                                capture_output=True, text=True, env=ENV, timeout=60)
+            assert st.returncode == 0, st.stderr
+            sea_st = json.loads(st.stdout)["Seattle"]
+            assert sea_st["counters"]["connections"] >= 1 and sea_st["generation"] >= 1
+            assert [slot for _, slot, n in sea_st["slots"] if n] == [1], sea_st["slots"]
+        else:  # no agent there: said, not a traceback
+            st = subprocess.run([sys.executable, "-m", "tpcstudy", "agent", "status",
+                                 "--network", name], capture_output=True, text=True, env=ENV,
+                                timeout=60)
+            assert st.returncode == 2 and "has no BPF agent" in st.stderr, st.stderr
         listed = _cli("list")
         assert name in listed.stdout and "Abilene" in listed.stdout
         # inspect (containerlab's): every router, its namespace running, its addresses

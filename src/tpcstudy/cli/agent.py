@@ -79,6 +79,9 @@ def register(sub: Any) -> None:
     up.set_defaults(func=cmd_update)
     st = acts.add_parser("status", help="counters and connections per destination and path")
     st.add_argument("name", nargs="?", help="an install (default: every one)")
+    st.add_argument("--network", default=None, metavar="NAME",
+                    help="the agents of a live emulated network's hosts (emulate up --install "
+                         "bpf), by host, instead of this machine's own installs")
     st.add_argument("--json", action="store_true", help="one JSON object")
     st.set_defaults(func=cmd_status)
     un = acts.add_parser("unload", help="remove exactly what load created")
@@ -120,12 +123,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ..errors import TpcStudyError
     from ..hostagent import loader
 
-    names = [args.name] if args.name else loader.saved_names()
+    emulated: Dict[str, Any] = {}
+    if args.network:
+        from ..emulate.network.live import agents_of, find
+
+        emulated = agents_of(find(args.network), [args.name] if args.name else None)
+    names = list(emulated) or ([args.name] if args.name else loader.saved_names())
     out: Dict[str, Any] = {}
     broken = 0
     for n in names:
         try:
-            inst = loader.read_saved(n)
+            inst = emulated[n] if emulated else loader.read_saved(n)
         except TpcStudyError as exc:
             if args.name:
                 raise

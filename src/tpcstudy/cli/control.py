@@ -68,19 +68,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_control)
 
 
-def _agents(rec: Dict[str, Any], hosts: List[str]) -> Dict[str, Any]:
-    """The emulated hosts' agents, from the network's run record (``emulate up --install
-    bpf`` keeps their install records there)."""
-    from ..hostagent.record import Install
-
-    docs = rec.get("agents") or {}
-    missing = [h for h in hosts if h not in docs]
-    if missing:
-        raise UsageError(f"network {rec.get('name')!r} has no BPF agent on "
-                         f"{', '.join(missing[:5])} (emulate up --table T --install bpf)")
-    return {h: Install.from_json(docs[h], f"run record of {rec.get('name')}") for h in hosts}
-
-
 def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of options
     from ..control.events import LineSource, NetlinkSource
     from ..control.push import CommandPush, LocalPush
@@ -139,7 +126,8 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
             from ..hostagent.record import read_saved
             agents = {h: read_saved(h) for h in hosts}
         else:
-            agents = _agents(rec, hosts)
+            from ..emulate.network.live import agents_of
+            agents = agents_of(rec, hosts)
         pusher: Any = LocalPush(agents, save=rec is None)
         variant = args.variant or next(iter(agents.values())).variant
     else:

@@ -49,7 +49,7 @@ from .lifecycle import (
 )
 from .spec import HOST_NIC, HOST_TABLE, NetworkSpec, network_spec
 
-__all__ = ["up", "down", "find", "live_networks", "exec_argv", "sample", "rates",
+__all__ = ["up", "down", "find", "agents_of", "live_networks", "exec_argv", "sample", "rates",
            "route_lines", "Network", "INSTALLS", "age", "inspect", "pingall"]
 
 INSTALLS = ("route", "bpf")
@@ -192,6 +192,27 @@ def find(name: str, *, must: bool = True) -> Optional[RunRecord]:
                          + (f"; did you mean {near[0]!r}?" if near else
                             f" (up: {', '.join(have) or 'none'})"))
     return None
+
+
+def agents_of(rec: RunRecord, hosts: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """The BPF agents of a live network's hosts (``emulate up --install bpf`` keeps their
+    install records in the run record), by host: every one, or ``hosts``.
+
+    Raises
+    ------
+    UsageError
+        A host with no agent (the network was started without ``--install bpf``).
+    """
+    from ...hostagent.record import Install
+
+    docs = rec.get("agents") or {}
+    want = list(docs) if hosts is None else list(hosts)
+    missing = [h for h in want if h not in docs]
+    if missing or not want:
+        raise UsageError(f"network {rec.get('name')!r} has no BPF agent"
+                         + (f" on {', '.join(missing[:5])}" if missing else "")
+                         + " (emulate up --table T --install bpf)")
+    return {h: Install.from_json(docs[h], f"run record of {rec.get('name')}") for h in want}
 
 
 def _router(rec: RunRecord, router: str) -> Dict[str, Any]:
