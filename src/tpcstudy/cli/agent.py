@@ -127,7 +127,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.network:
         from ..emulate.network.live import agents_of, find
 
-        emulated = agents_of(find(args.network), [args.name] if args.name else None)
+        rec = find(args.network)  # raises when no such network is up
+        assert rec is not None
+        emulated = agents_of(rec, [args.name] if args.name else None)
     names = list(emulated) or ([args.name] if args.name else loader.saved_names())
     out: Dict[str, Any] = {}
     broken = 0

@@ -231,7 +231,7 @@ class Failures(Experiment):
     def config(self) -> Dict[str, Any]:
         return {"topo": self.topo, "capacity": self.capacity, "weight": self.weight,
                 "plan": self.plan, "heavy": self.heavy, "seed": self.seed,
-                "failures": dataclasses.asdict(self.settings)}
+                "settings": dataclasses.asdict(self.settings)}
 
     def seeds(self) -> Optional[List[int]]:
         return [self.seed]
