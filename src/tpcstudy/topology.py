@@ -22,7 +22,8 @@ import tpcstudy._core as _core
 from .errors import TopologyFormatError, UsageError
 from .rules import arc_weights, check_links, check_rules, fill_delays, raw_capacities
 
-__all__ = ["Topology", "RawEdge", "EdgeArrays", "build_topology", "prune", "without_links"]
+__all__ = ["Topology", "RawEdge", "EdgeArrays", "build_topology", "prune", "without_links",
+           "without_link_ids", "component_labels"]
 
 
 @dataclasses.dataclass
@@ -320,14 +321,37 @@ def without_links(topo: Topology, links: Iterable[Tuple[int, int]]) -> Topology:
     gone = {(min(int(u), int(v)), max(int(u), int(v))) for u, v in links}
     if not gone:
         return topo
-    keep = np.array([(min(a, b), max(a, b)) not in gone
-                     for a, b in zip(topo.link_u.tolist(), topo.link_v.tolist())], dtype=bool)
+    ids = [i for i, (a, b) in enumerate(zip(topo.link_u.tolist(), topo.link_v.tolist()))
+           if (min(a, b), max(a, b)) in gone]
+    return without_link_ids(topo, ids)[0]
+
+
+def without_link_ids(topo: Topology, link_ids: Iterable[int]) -> Tuple[Topology, np.ndarray]:
+    """``topo`` without the links ``link_ids`` (every router kept, same ids), and the map of
+    each of ``topo``'s arcs to the new topology's arc (-1: removed). The one construction of a
+    failed graph (the failure study's scenarios, the emulator's IGP, the controller)."""
+    keep = np.ones(topo.num_links, dtype=bool)
+    keep[list(link_ids)] = False
     arcs = np.repeat(keep, 2)
-    return Topology(topo.name, topo.names, topo.link_u[keep], topo.link_v[keep],
-                    topo.arc_capacity[arcs], topo.arc_weight[arcs],
-                    multiplicity=topo.multiplicity[keep], delay=topo.delay[keep],
-                    latitude=topo.latitude, longitude=topo.longitude,
-                    internal=topo.internal, meta=topo.meta)
+    out = Topology(topo.name, topo.names, topo.link_u[keep], topo.link_v[keep],
+                   topo.arc_capacity[arcs], topo.arc_weight[arcs],
+                   multiplicity=topo.multiplicity[keep], delay=topo.delay[keep],
+                   latitude=topo.latitude, longitude=topo.longitude,
+                   internal=topo.internal, meta=topo.meta)
+    amap = np.full(2 * topo.num_links, -1, dtype=np.int64)
+    amap[arcs] = np.arange(int(arcs.sum()))
+    return out, amap
+
+
+def component_labels(topo: Topology) -> np.ndarray:
+    """A component label per router: routers with the same label are joined by links (links
+    are two-way)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = topo.num_nodes
+    g = csr_matrix((np.ones(topo.num_links), (topo.link_u, topo.link_v)), shape=(n, n))
+    return np.asarray(connected_components(g, directed=False)[1], dtype=np.int64)
 
 
 def _plain(v: Any) -> bool:

@@ -145,7 +145,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         base = {"host": inst.host, "policy": inst.policy, "cgroup": inst.cgroup,
                 "state": inst.state}
         if inst.state != "loaded":
-            alive = _alive(inst.pid)
+            from ..io.files import pid_alive
+
+            alive = pid_alive(inst.pid)
             out[n] = dict(base, error=f"load {'running' if alive else 'interrupted'} (pid "
                                       f"{inst.pid})" + ("" if alive else
                                                         f": tpcstudy agent unload {n}"))
@@ -178,18 +180,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def cmd_update(args: argparse.Namespace) -> int:
     from ..hostagent.update import update_saved
 
@@ -216,9 +206,10 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 def cmd_unload(args: argparse.Namespace) -> int:
     from ..hostagent import loader
+    from ..io.files import pid_alive
 
     inst = loader.read_saved(args.name)
-    if inst.state == "loading" and inst.pid != os.getpid() and _alive(inst.pid):
+    if inst.state == "loading" and inst.pid != os.getpid() and pid_alive(inst.pid):
         raise UsageError(f"agent {inst.name!r} is being loaded (pid {inst.pid}): wait for it")
     done = loader.unload(inst)
     loader.forget(inst.name)

@@ -28,7 +28,7 @@ from ..export.addressing import AddressPlan
 from ..export.layout import encode_value
 from ..export.table import Entry, PathRecord, PathTable
 from ..paths import segment_ratios
-from ..topology import Topology, without_links
+from ..topology import Topology, component_labels, without_links
 
 __all__ = ["REACTIONS", "failed_graph", "transition_safe", "keep_unaffected", "connected_pairs",
            "reoptimised_table", "hosts_table", "host_records", "push_plan", "TableState", "path_arcs"]
@@ -47,23 +47,9 @@ def failed_graph(topo: Topology, down: Iterable[Link]) -> Topology:
     return without_links(topo, down)
 
 
-def _components(topo: Topology) -> List[int]:
-    parent = list(range(topo.num_nodes))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in zip(topo.link_u.tolist(), topo.link_v.tolist()):
-        parent[find(a)] = find(b)
-    return [find(x) for x in range(topo.num_nodes)]
-
-
 def connected_pairs(topo: Topology, pairs: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
     """The pairs whose routers ``topo`` still connects."""
-    comp = _components(topo)
+    comp = component_labels(topo)
     return [(s, t) for s, t in pairs if comp[topo.index_of(s)] == comp[topo.index_of(t)]]
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from .. import paths as _paths
 from ..errors import InputFileError, UsageError
 from ..io.bounded import read_bounded
-from ..topology import Topology
+from ..topology import Topology, component_labels, without_link_ids
 from .maxflow import MaxFlowResult, max_flow
 from .mlu import MLUResult, min_mlu
 
@@ -170,17 +170,7 @@ def read_srlg(path: Path, topo: Topology) -> List[Scenario]:
 def failed_topology(topo: Topology, sc: Scenario) -> Tuple[Topology, np.ndarray]:
     """``topo`` without the scenario's links (every router kept, same ids), and the map of
     each of ``topo``'s arcs to the failed topology's arc (-1: failed)."""
-    keep = np.ones(topo.num_links, dtype=bool)
-    keep[list(sc.links)] = False
-    arcs = np.repeat(keep, 2)
-    out = Topology(topo.name, topo.names, topo.link_u[keep], topo.link_v[keep],
-                   topo.arc_capacity[arcs], topo.arc_weight[arcs],
-                   multiplicity=topo.multiplicity[keep], delay=topo.delay[keep],
-                   latitude=topo.latitude, longitude=topo.longitude, internal=topo.internal,
-                   meta=topo.meta)
-    amap = np.full(2 * topo.num_links, -1, dtype=np.int64)
-    amap[arcs] = np.arange(int(arcs.sum()))
-    return out, amap
+    return without_link_ids(topo, sc.links)
 
 
 def _dead_arcs(topo: Topology, sc: Scenario) -> np.ndarray:
@@ -313,12 +303,7 @@ class Reaction:
 def _connected(ftopo: Topology, S: np.ndarray, T: np.ndarray, sc: Scenario) -> np.ndarray:
     """Pairs whose routers are still joined (links are two-way: the components of the
     undirected failed graph), neither of them a failed router."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n = ftopo.num_nodes
-    g = csr_matrix((np.ones(ftopo.num_links), (ftopo.link_u, ftopo.link_v)), shape=(n, n))
-    _, label = connected_components(g, directed=False)
+    label = component_labels(ftopo)
     ok = label[S] == label[T]
     for v in sc.nodes:
         ok &= (S != v) & (T != v)

@@ -4,29 +4,17 @@ CDF of the connections' recovery times per reaction."""
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..emulate.experiments.failures import BIN, REACTIONS
+from ..emulate.experiments.failures import BIN, REACTIONS, float_list
 from .common import axes_for, cdf
 
 __all__ = ["plot_failure_experiment"]
 
 COLORS = {"none": "#888888", "hosts": "#1f77b4", "controller": "#d62728"}
-
-
-def _floats(text: Any) -> List[float]:
-    try:
-        vals = json.loads(str(text or "[]"))
-    except ValueError:
-        return []
-    if not isinstance(vals, list):
-        return []
-    return [math.inf if v == "inf" else float(v) for v in vals
-            if v == "inf" or isinstance(v, (int, float))]
 
 
 def plot_failure_experiment(rows: Sequence[Mapping[str, Any]], ax: Any = None, *,
@@ -42,12 +30,12 @@ def plot_failure_experiment(rows: Sequence[Mapping[str, Any]], ax: Any = None, *
             rr = [r for r in sel if r["reaction"] == re_]
             if not rr:
                 continue
-            series = [_floats(r["series"]) for r in rr]
+            series = [float_list(r["series"]) for r in rr]
             n = min(len(s) for s in series)
             mean = np.mean([s[:n] for s in series], axis=0)
             t = np.arange(n) * BIN - at
             a_t.plot(t, mean, color=COLORS[re_], lw=1.2, label=f"{re_} ({len(rr)} draws)")
-            rec = [v for r in rr for v in _floats(r["recovery_s"])]
+            rec = [v for r in rr for v in float_list(r["recovery_s"])]
             lost = sum(1 for v in rec if not math.isfinite(v))
             right = 10.0
             if rec:

@@ -35,7 +35,7 @@ from ..io import read_topology, topology_files
 from ..io.files import atomic_write_text, json_text, write_csv
 from ..pairs import edge_router_pairs, heavy_pairs
 from ..paths.sps_rules import SEGMENT_RULES
-from ..topology import Topology, prune
+from ..topology import Topology, component_labels, prune
 from .disjoint import DisjointConfig, run_disjoint_study, sps_method
 from .executors import TaskExecutor
 from .figure6_rules import draw_facts, draws_of, figure6_cells, hypothesis_table
@@ -229,21 +229,6 @@ def _figure7(rows: Sequence[Mapping[str, Any]],
             "greedy_reaches_max": [reach, len(both)]}
 
 
-def _components(topo: Topology) -> np.ndarray:
-    """A component label per router (union-find over the links)."""
-    parent = list(range(topo.num_nodes))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for u, v in zip(topo.link_u.tolist(), topo.link_v.tolist()):
-        parent[find(u)] = find(v)
-    return np.array([find(x) for x in range(topo.num_nodes)], dtype=np.int64)
-
-
 def _draw_facts(config: MaxflowConfig) -> Dict[Tuple[str, float, int], Dict[str, Any]]:
     """The drawn pair sets of a configuration (its links rule, pair order and rounding), and
     whether one of their pairs is disconnected."""
@@ -257,7 +242,7 @@ def _draw_facts(config: MaxflowConfig) -> Dict[Tuple[str, float, int], Dict[str,
         return heavy_pairs(topo, percent=percent, seed=seed, ordered=config.ordered,
                            rounding=config.rounding)
 
-    return draw_facts(topo_draws, draw, _components, edge_router_pairs)
+    return draw_facts(topo_draws, draw, component_labels, edge_router_pairs)
 
 
 def _keyed(cells: Mapping[float, Any]) -> Dict[str, Any]:

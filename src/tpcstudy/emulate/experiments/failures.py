@@ -378,15 +378,21 @@ def format_failures(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def _recoveries(r: Row) -> List[float]:
+def float_list(text: Any) -> List[float]:
+    """A cell holding a JSON list of numbers (``"inf"`` for a connection never recovered) as
+    floats; anything else as an empty list."""
     try:
-        vals = json.loads(str(r.get("recovery_s") or "[]"))
+        vals = json.loads(str(text or "[]"))
     except ValueError:
         return []
     if not isinstance(vals, list):
         return []
     return [math.inf if v == "inf" else float(v) for v in vals
             if v == "inf" or isinstance(v, (int, float))]
+
+
+def _recoveries(r: Row) -> List[float]:
+    return float_list(r.get("recovery_s"))
 
 
 def summary_line(rows: Sequence[Row]) -> str:
