@@ -84,6 +84,9 @@ def plot_failures(rows: Sequence[Mapping[str, Any]], ax: Any = None,
         color = COLORS.get(label.split(" ")[0], "#333333")
         alpha = {"none": 0.35, "hosts": 0.65, "reoptimised": 1.0}[label.split(" ")[-1]]
         b.bar(xs, ys, width=width, color=color, alpha=alpha, label=label)
+    shown_vals = [v for f in order for v in cells[f].values() if math.isfinite(v)]
+    if shown_vals and min(shown_vals) > 0.5:  # zoom in: a large network loses little
+        b.set_ylim(bottom=max(0.0, min(shown_vals) - 0.05))
     b.set_xticks([j + 0.4 - width / 2 for j in range(len(order))])
     b.set_xticklabels(order, rotation=90, fontsize=5)
     b.set_ylabel("share retained")
