@@ -2,9 +2,8 @@
 """A failure's re-solve warm-started from the intact optimum against a cold solve of the same
 failed graph (docs/method.md §4c), side by side, the same value (relative 1e-9) checked.
 
-Warm (:func:`tpcstudy.failures.maxflow_reactions`'s ``reoptimised``): the first LP holds the
-intact optimum's pairs and sr-paths only, the other pairs' columns wait in the pool, the
-segments whose DAG the failure left whole are not recomputed. Cold: ``max_flow`` on the failed
+Warm (:func:`tpcstudy.models.failures.maxflow_reactions`'s ``reoptimised``): the first LP
+holds the intact optimum's pairs and sr-paths only, the other pairs' columns wait in the pool. Cold: ``max_flow`` on the failed
 topology from nothing. Per (topology, sampled link, model) the two run one after the other in
 an alternating order, in this process; the median ratio over the links is printed.
 
