@@ -137,13 +137,85 @@ def load(name: str, files: Dict[str, Any]) -> Tuple[Any, Any]:
     return topo, read_demands(f.with_name(f"{name}.0000.demands"), topo)
 
 
+def mlu_rows(names: List[str], reps: int = 3, weights: str = "inverse-capacity"
+             ) -> List[Dict[str, Any]]:
+    """benchmarks/peers.py's MLU rows: per REPETITA instance, ``min_mlu(model="mcf")`` against
+    :func:`plain_arc_lp` and ``min_mlu(model="ecmp")`` against :func:`nx_ecmp_mlu`, each pair
+    run ``reps`` times side by side in alternating order (a fresh topology per repetition, as a
+    user's one call meets it); the ratio peer / tpcstudy per repetition, its median and range,
+    and whether the answers agree (MLU relative 1e-7; ECMP loads relative 1e-9)."""
+    from tpcstudy.io import topology_files
+    from tpcstudy.models.mlu import demand_arrays, min_mlu
+
+    files = {f.stem: f for f in topology_files(f"repetita/{weights}")}
+    out: List[Dict[str, Any]] = []
+    for name in names:
+        for op in ("mcf", "ecmp"):
+            tt: List[float] = []
+            tp: List[float] = []
+            same = True
+            for rep in range(reps + 1):  # repetition 0 warms up (imports, first calls)
+                topo, dem = load(name, files)
+                S, T, V = demand_arrays(topo, dem)
+                asrc, adst = np.asarray(topo.arc_src), np.asarray(topo.arc_dst)
+                cap = np.asarray(topo.arc_capacity, dtype=np.float64)
+                w = np.asarray(topo.arc_weight, dtype=np.float64)
+                for side in (("t", "p") if rep % 2 else ("p", "t")):
+                    t0 = time.perf_counter()
+                    if side == "t":
+                        r = min_mlu(topo, dem, model=op)
+                        dt = time.perf_counter() - t0
+                        got = r.mlu
+                    elif op == "mcf":
+                        peer = plain_arc_lp(topo.num_nodes, asrc, adst, cap, S, T, V)
+                        dt = time.perf_counter() - t0
+                    else:
+                        peer, peer_load = nx_ecmp_mlu(topo.num_nodes, asrc, adst, w, cap, S, T, V)
+                        dt = time.perf_counter() - t0
+                    if rep:
+                        (tt if side == "t" else tp).append(dt)
+                same = same and abs(got - peer) <= 1e-7 * abs(peer)
+                if op == "ecmp":
+                    same = same and bool(np.allclose(r.loads, peer_load, rtol=1e-9,
+                                                     atol=1e-9 * float(peer_load.max())))
+            ratios = sorted(p / t for p, t in zip(tp, tt))
+            out.append({"instance": name, "op": op, "demands": int(len(S)),
+                        "peer": "plain arc LP (highspy)" if op == "mcf" else "networkx script",
+                        "tpcstudy_s": statistics.median(tt), "peer_s": statistics.median(tp),
+                        "ratio": statistics.median(ratios), "lo": ratios[0], "hi": ratios[-1],
+                        "same": same})
+    return out
+
+
+def mlu_markdown(rows: List[Dict[str, Any]]) -> str:
+    """The MLU rows as a markdown table (benchmarks/peers.py)."""
+    if not rows:
+        return ""
+    lines = ["", "MLU of a REPETITA demand matrix (`benchmarks/mlu_peers.py`): tpcstudy "
+             "`min_mlu` against the plain arc LP (mcf) and a networkx script (ecmp); ratio = "
+             "peer time / tpcstudy time per repetition, median [min-max]; answers checked equal.",
+             "", "| instance | model | demands | tpcstudy | peer | peer time | ratio | same |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['instance']} | {r['op']} | {r['demands']} | {r['tpcstudy_s'] * 1e3:.1f}"
+                     f" ms | {r['peer']} | {r['peer_s'] * 1e3:.1f} ms | {r['ratio']:.2f} "
+                     f"[{r['lo']:.2f}-{r['hi']:.2f}] | {'yes' if r['same'] else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Any = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="instances (default: every one)")
     p.add_argument("--reps", type=int, default=1, help="repetitions per instance (median kept)")
     p.add_argument("--via", choices=("highspy", "linprog"), default="highspy")
     p.add_argument("--weights", choices=("inverse-capacity", "unary"), default="inverse-capacity")
+    p.add_argument("--rows", action="store_true",
+                   help="only peers.py's MLU rows (mcf and ecmp, --reps, default 3) of the names")
     args = p.parse_args(argv)
+    if args.rows:
+        print(mlu_markdown(mlu_rows(args.names or ["Abilene", "GtsCe", "Cogentco"],
+                                    max(args.reps, 3), args.weights)))
+        return 0
 
     from tpcstudy.io import topology_files
     from tpcstudy.models.mlu import demand_arrays, min_mlu
