@@ -43,6 +43,10 @@ and the cell shows their median and range (the machine's noise hits both sides o
 alike). ``--busy N`` starts N processes of a busy loop for the run (this script's own children,
 stopped by their pids at the end): the same rows with N CPUs kept busy.
 
+Then the MLU rows (``--mlu``, REPETITA instances; :mod:`mlu_peers`): ``min_mlu(model="mcf")``
+against the plain source-aggregated arc LP in highspy, ``min_mlu(model="ecmp")`` against a
+networkx script, ``--mlu-reps`` interleaved repetitions each, ratios with their range.
+
     python benchmarks/peers.py                                 # Abilene, Cogentco, Kdl: 2,000 pairs, 5 reps
     python benchmarks/peers.py --busy 1                        # the same with one CPU kept busy
     python benchmarks/peers.py --topos Abilene --pairs 50 --reps 2 --out /tmp/peers
@@ -75,6 +79,9 @@ import numpy as np
 
 import tpcstudy
 from tpcstudy import paths as P
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mlu_peers import mlu_markdown, mlu_rows  # noqa: E402  (this folder's MLU peers)
 
 LIBS = ("tpcstudy", "rustworkx", "igraph", "networkx")
 INF = math.inf
@@ -635,6 +642,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="keep N CPUs busy during the run (N busy-loop child processes)")
     ap.add_argument("--libs", nargs="+", default=list(LIBS[1:]), help="the peers to run")
+    ap.add_argument("--mlu", nargs="*", default=["Abilene", "GtsCe", "Cogentco"],
+                    help="REPETITA instances of the MLU rows (mcf vs the plain arc LP, ecmp vs "
+                         "networkx: benchmarks/mlu_peers.py); none: no MLU rows")
+    ap.add_argument("--mlu-reps", type=int, default=3)
     ap.add_argument("--out", default="benchmarks/results", help="folder for peers.json and peers.md")
     ap.add_argument("--readme", default=None,
                     help="also write the table into this file, between the lines "
@@ -644,7 +655,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())
-        md = markdown(data["results"], data["meta"])
+        md = markdown(data["results"], data["meta"]) + mlu_markdown(data.get("mlu", []))
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "peers.md").write_text(md)
@@ -659,6 +670,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if hogs:
             time.sleep(0.5)  # let them start spinning
         results = [run_topology(name, args, libs) for name in args.topos]
+        mlu = mlu_rows(args.mlu, args.mlu_reps) if args.mlu else []
     finally:
         for h in hogs:  # ours: stopped by the pid we started
             h.kill()
@@ -670,10 +682,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             "processor": platform.processor(), "rayon_threads": os.environ.get("RAYON_NUM_THREADS")}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    failed = any(r["failed"] for r in results)
-    (out / "peers.json").write_text(json.dumps({"meta": meta, "results": results, "failed": failed},
-                                               indent=1) + "\n")
-    md = markdown(results, meta)
+    failed = any(r["failed"] for r in results) or not all(r["same"] for r in mlu)
+    (out / "peers.json").write_text(json.dumps({"meta": meta, "results": results, "mlu": mlu,
+                                                "failed": failed}, indent=1) + "\n")
+    md = markdown(results, meta) + mlu_markdown(mlu)
     (out / "peers.md").write_text(md)
     if args.readme:
         write_readme(Path(args.readme), md)

@@ -30,7 +30,8 @@ def _peers():
 def test_peers_benchmark_runs_and_checks(tmp_path, zoo_installed):
     peers = _peers()
     code = peers.main(["--zoo", str(zoo_installed), "--topos", "Abilene", "--pairs", "15",
-                       "--reps", "1", "--block", "0.001", "--out", str(tmp_path)])
+                       "--reps", "1", "--block", "0.001", "--out", str(tmp_path),
+                       "--mlu"])  # no MLU rows here: tests/test_mlu_peers.py
     assert code == 0
     data = json.loads((tmp_path / "peers.json").read_text())
     assert not data["failed"]
