@@ -3,9 +3,10 @@
 failed graph (docs/method.md §4c), side by side, the same value (relative 1e-9) checked.
 
 Warm (:func:`tpcstudy.models.failures.maxflow_reactions`'s ``reoptimised``): the first LP
-holds the intact optimum's pairs and sr-paths only, the other pairs' columns wait in the pool. Cold: ``max_flow`` on the failed
-topology from nothing. Per (topology, sampled link, model) the two run one after the other in
-an alternating order, in this process; the median ratio over the links is printed.
+holds the intact optimum's pairs and sr-paths only, the other pairs' columns wait in the pool.
+Cold: ``max_flow`` on the failed topology from nothing. Per (topology, sampled link, model)
+the two run one after the other in an alternating order, in this process; the median ratio
+over the links is printed.
 
     python benchmarks/failures_warm.py                         # Cogentco, Kdl; sr k=4; 20 links
     python benchmarks/failures_warm.py --topos Kdl --links 40 --models ecmp,sr,mcf --heavy 10
