@@ -213,8 +213,7 @@ def _id_arrays(topo: Topology, s_raw: np.ndarray, t_raw: np.ndarray, v_raw: np.n
     ``None`` where a column is not ids or a value is refused (the loop then says which)."""
     if any(x.dtype.kind not in k for x, k in ((s_raw, "iu"), (t_raw, "iu"), (v_raw, "iuf"))):
         return None
-    a, b = s_raw.astype(np.int64), t_raw.astype(np.int64)
-    vol = v_raw.astype(np.float64)
+    a, b, vol = s_raw.astype(np.int64), t_raw.astype(np.int64), v_raw.astype(np.float64)
     n = topo.num_nodes
     if len(a) and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n
                    or not np.all(np.isfinite(vol)) or (vol < 0).any()):
