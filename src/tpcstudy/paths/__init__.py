@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 
@@ -405,7 +405,7 @@ def shortest_paths(topo: Topology, source: Any, target: Any, *,
     if out is None:
         out = _core.shortest_paths_list(topo.graph, topo.index_of(source), topo.index_of(target),
                                         limit, topo.names)
-    return out
+    return cast(List[List[str]], out)  # the core's stub says object: it builds lists of str
 
 
 def ecmp_ratios(topo: Topology, source: Any, target: Any) -> Dict[Tuple[str, str], float]:

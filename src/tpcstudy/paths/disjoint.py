@@ -7,7 +7,7 @@ Part of :mod:`tpcstudy.paths` (its helpers, names and threads rules)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 
@@ -250,7 +250,8 @@ def edge_disjoint_paths(topo: Topology, source: Any, target: Any, *, method: str
                 cost=float(b.costs[p])))
         return out
     routing = _routing(topo) if method == "sps" else None
-    return _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk, names)
+    # the core's stub says object: it builds the list of paths
+    return cast(List[Any], _core.disjoint_paths_one(topo.graph, routing, s, t, code, kk, names))
 
 
 def edge_disjoint_path_count(topo: Topology, source: Any, target: Any, *, method: str = "max",
