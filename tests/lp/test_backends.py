@@ -267,6 +267,13 @@ def test_bad_input_is_usage_error():
         m.add_columns(np.ones(1), np.array([0, 1]), np.array([5]), np.ones(1))
     with pytest.raises(UsageError, match="same row twice"):
         m.add_columns(np.ones(1), np.array([0, 2]), np.array([1, 1]), np.ones(2))
+    with pytest.raises(UsageError, match="same row twice"):  # not rising: found by sorting
+        m.add_columns(np.ones(2), np.array([0, 1, 4]), np.array([0, 1, 0, 1]), np.ones(4))
+    # rows falling within a column, or again in the next column, are no repeat
+    m2 = lp.make_model("highs")
+    m2.add_rows(np.array([1.0, 1.0]))
+    assert m2.add_columns(np.ones(3), np.array([0, 2, 2, 4]), np.array([1, 0, 0, 1]),
+                          np.ones(4)).tolist() == [0, 1, 2]
     with pytest.raises(UsageError, match="starts"):
         m.add_columns(np.ones(2), np.array([0, 1, 2, 3]), np.array([0, 1]), np.ones(2))
     with pytest.raises(UsageError, match=r"\.lp or \.mps"):

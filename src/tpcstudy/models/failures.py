@@ -416,7 +416,7 @@ class MLUIntact:
         # the warm start's columns: an sr-path with waypoints, or a path longer than the IGP
         # distance (mcf); the ECMP split of every demand is its key column anyway, and its
         # shortest paths as columns would make the first LP as large as the matrix
-        self.warm = seqs
+        self.warm, self.warm_owner = seqs, self.owner
         if concrete and seqs:
             w = topo.arc_weight.astype(np.float64)
             length = np.asarray([sum(float(w[a]) for arcs in
@@ -424,8 +424,8 @@ class MLUIntact:
                                      for a in arcs.tolist()) for j in range(len(seqs))])
             dist = _paths.path_price_bounds(topo, w, res.sources[self.owner],
                                             res.targets[self.owner])
-            self.warm = [q for q, a, b in zip(seqs, length.tolist(), dist.tolist())
-                         if a > b * (1 + 1e-9)]
+            longer = np.flatnonzero(length > dist * (1 + 1e-9))
+            self.warm, self.warm_owner = [seqs[j] for j in longer.tolist()], self.owner[longer]
 
 
 def _mlu_of(load: np.ndarray, cap: np.ndarray, alive: np.ndarray) -> float:
@@ -463,16 +463,16 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
         out.append(Reaction("none", _mlu_of(np.maximum(load, 0.0), cap, ~dead), ndis,
                             lost=lost / total if total > 0 else 0.0,
                             seconds=time.perf_counter() - t0))
-    dem = [(int(s), int(t), float(v)) for s, t, v, o in zip(S, T, V, ok) if o]
+    dem = np.rec.fromarrays([S[ok], T[ok], V[ok]], names="src,dst,bw")  # ids: no name lookup
     dropped = set(sc.nodes)
-    index = {(int(S[d]), int(T[d])): d for d in range(len(S))}
-    table = [q for q in (intact.seqs if model == "sr" else intact.warm)
-             if not dropped.intersection(q[1:-1]) and ok[index[(q[0], q[-1])]]]
+    cand, owner = (intact.seqs, intact.owner) if model == "sr" else (intact.warm, intact.warm_owner)
+    table = [cand[j] for j in np.flatnonzero(ok[owner]).tolist()
+             if not dropped or not dropped.intersection(cand[j][1:-1])]
 
     def solve(label: str, columns: Optional[List[Tuple[int, ...]]], fixed: bool) -> Reaction:
         t0 = time.perf_counter()
         r = min_mlu(ftopo, dem, model=model, k=intact.k, solver=intact.solver,
-                    initial_columns=columns, fixed_columns=fixed)
+                    initial_columns=columns, fixed_columns=fixed, routing=False)
         bound = math.nan
         if len(r.demand_prices):
             bound = float(np.dot(r.volumes, r.demand_prices))

@@ -330,7 +330,6 @@ class _Master:
     def usage(self) -> Any:
         """Arc usage of every LP column (CSR, columns x arcs)."""
         from scipy.sparse import csr_matrix, vstack
-
         if not self.blocks:
             return csr_matrix((0, self.key_r.shape[1]))
         return vstack(self.blocks, format="csr")
@@ -398,7 +397,7 @@ def _dag_paths(arc_src: List[int], arc_dst: List[int], s: int, t: int, arcs: Lis
 def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
             solver: str = "highs", max_iterations: int = 10_000,
             initial_columns: Optional[Sequence[Sequence[int]]] = None,
-            fixed_columns: bool = False) -> MLUResult:
+            fixed_columns: bool = False, routing: bool = True) -> MLUResult:
     """The minimum MLU of ``model`` routing ``demands`` on ``topo`` (module docstring).
 
     Parameters
@@ -422,6 +421,8 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         unreachable segment, a missing link, more than ``k`` segments) are left out.
     fixed_columns
         No column generation: the LP over each demand's ECMP column and ``initial_columns``.
+    routing
+        ``False``: leave :attr:`MLUResult.paths` empty (the MLU, loads and prices only).
 
     Returns
     -------
@@ -440,8 +441,8 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         raise UsageError(f"{topo.name}: the demand matrix has no demand to route (it is empty, "
                          "every volume is 0, or every demand is from a router to itself)")
     with np.errstate(over="ignore"):
-        total = float(V.sum())
-    if not math.isfinite(total):
+        finite_total = math.isfinite(float(V.sum()))
+    if not finite_total:
         raise UsageError(f"{topo.name}: the demand volumes add up to more than a float holds "
                          f"(largest {V.max():.3g}): scale the demands down")
     dist = _paths.path_price_bounds(topo, topo.arc_weight.astype(np.float64), S, T)
@@ -451,7 +452,7 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
                          seconds=time.perf_counter() - t0, **dem)
     if model == "ecmp" or (model == "sr" and k == 1):
         return _result(model, kk, ecmp_loads(topo, S, T, V), cap, len(S),
-                       paths=_direct_paths(S, T, V),
+                       paths=_direct_paths(S, T, V) if routing else [],
                        seconds=time.perf_counter() - t0, **dem)
     if np.any(~(cap > 0)):
         bad = int(np.flatnonzero(~(cap > 0))[0])
@@ -505,7 +506,7 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     x, key_flow = master.flows(res)
     x, key_flow = x * (scale * unit), key_flow * (scale * unit)
     load = master.key_r.T @ key_flow + master.usage().T @ x
-    paths = _routing(topo, fam, S, T, key_flow, master.owner, master.keys, x)
+    paths = _routing(topo, fam, S, T, key_flow, master.owner, master.keys, x) if routing else []
     out = _result(model, kk, load, cap, len(S), columns=len(S) + len(master.keys),
                   iterations=rounds, rows=master.lp.num_rows, lp_seconds=lp_seconds,
                   paths=paths, seconds=time.perf_counter() - t0, **dem)
