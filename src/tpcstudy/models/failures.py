@@ -463,7 +463,8 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
         out.append(Reaction("none", _mlu_of(np.maximum(load, 0.0), cap, ~dead), ndis,
                             lost=lost / total if total > 0 else 0.0,
                             seconds=time.perf_counter() - t0))
-    dem = np.rec.fromarrays([S[ok], T[ok], V[ok]], names="src,dst,bw")  # ids: no name lookup
+    dem = np.empty(int(ok.sum()), dtype=[("src", np.int32), ("dst", np.int32), ("bw", np.float64)])
+    dem["src"], dem["dst"], dem["bw"] = S[ok], T[ok], V[ok]  # router ids: no name lookup
     dropped = set(sc.nodes)
     cand, owner = (intact.seqs, intact.owner) if model == "sr" else (intact.warm, intact.warm_owner)
     table = [cand[j] for j in np.flatnonzero(ok[owner]).tolist()
