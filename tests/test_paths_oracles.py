@@ -478,3 +478,33 @@ def test_path_price_bounds_vs_networkx_and_below_every_sr_path(seed):
     for k in (1, 2, 4):
         values, _, _ = P.best_sr_paths(t, P.segment_costs(t, y), src, dst, k)
         assert np.all(ref <= values + 1e-12)
+
+
+# ----------------------------------------------------------------- segment ratios kept
+@pytest.mark.parametrize("seed", range(6))
+def test_segment_ratios_after_a_failure_equal_a_fresh_computation(seed):
+    """The ratios a failure leaves (the DAGs that crossed no failed link) and those computed
+    again are the fresh ones of the failed graph, to the bit; parallel links (a multigraph)
+    and unit ties included."""
+    from tpcstudy.models.oracles import SegmentRatios, sr_usage
+    from tpcstudy.topology import without_link_ids
+
+    rng = random.Random(seed)
+    g = nx.MultiGraph(random_graph(seed, 24, 30, max_weight=1 + seed % 3))
+    for u, v in rng.sample(sorted(g.edges()), 4):  # parallel links
+        g.add_edge(u, v, weight=g[u][v][0]["weight"])
+    topo = tpcstudy.read_topology(g, weight="file", links="multigraph")
+    seqs = [tuple(rng.sample(range(24), rng.randint(2, 4))) for _ in range(400)]
+    known = SegmentRatios(topo)
+    first = sr_usage(topo, seqs[:150], known)
+    assert abs(first - sr_usage(topo, seqs[:150])).max() == 0
+    assert abs(sr_usage(topo, seqs, known) - sr_usage(topo, seqs)).max() == 0
+    dropped = 0
+    for link in rng.sample(range(topo.num_links), 5):
+        failed, amap = without_link_ids(topo, [link])
+        kept = known.after_failure(failed, amap)
+        dropped += len(known) - len(kept)
+        assert abs(sr_usage(failed, seqs, kept) - sr_usage(failed, seqs)).max() == 0
+    assert dropped > 0  # some DAGs did cross the failed links
+    with pytest.raises(ValueError, match="another topology"):
+        known.ratios(failed, np.asarray([1], dtype=np.int64))

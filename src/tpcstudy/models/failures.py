@@ -37,6 +37,7 @@ from ..io.bounded import read_bounded
 from ..topology import Topology, component_labels, without_link_ids
 from .maxflow import MaxFlowResult, max_flow
 from .mlu import MLUResult, min_mlu
+from .oracles import SegmentRatios, sr_usage
 
 __all__ = ["Scenario", "FAILURE_KINDS", "REACTIONS", "parse_failures", "scenarios", "read_srlg",
            "failed_topology", "Reaction", "maxflow_reactions", "mlu_reactions", "SRLG_LIMIT",
@@ -329,6 +330,16 @@ class MaxflowIntact:
         self.used_flows = flows[used]
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, self.used_paths, self.used_flows, concrete)
+        self.segments = _segments(topo, self.S, self.T, [] if concrete else self.used_paths)
+
+
+def _segments(topo: Topology, S: np.ndarray, T: np.ndarray, seqs: List[Tuple[int, ...]]
+              ) -> SegmentRatios:
+    """The intact ECMP ratios of every pair's direct segment and of ``seqs``' segments: a
+    scenario recomputes only those whose DAG crossed a failed link."""
+    known = SegmentRatios(topo)
+    sr_usage(topo, [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())] + list(seqs), known)
+    return known
 
 
 def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequence[str] = REACTIONS,
@@ -354,11 +365,13 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
     pairs = np.stack([intact.S, intact.T], axis=1)
     k = intact.k
     reopt: Optional[Reaction] = None
+    known = intact.segments.after_failure(ftopo, amap)  # the DAGs the failure left alone
 
     def solve(label: str, columns: Optional[List[Tuple[int, ...]]], fixed: bool) -> Reaction:
         t0 = time.perf_counter()
         r = max_flow(ftopo, pairs, model=model, k=k, solver=intact.solver, time_limit=time_limit,
-                     initial_columns=columns, fixed_columns=fixed)
+                     initial_columns=columns, fixed_columns=fixed,
+                     segments=known if model in ("ecmp", "sr") else None)
         if not r.ok:
             return Reaction(label, math.nan, ndis, status="failed", error=f"{r.status}: {r.message}",
                             seconds=time.perf_counter() - t0)
@@ -413,6 +426,7 @@ class MLUIntact:
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, seqs, np.asarray(flows), concrete)
         self.loads = np.asarray(res.loads, dtype=np.float64)
+        self.segments = _segments(topo, res.sources, res.targets, [] if concrete else seqs)
         # the warm start's columns: an sr-path with waypoints, or a path longer than the IGP
         # distance (mcf); the ECMP split of every demand is its key column anyway, and its
         # shortest paths as columns would make the first LP as large as the matrix
@@ -473,7 +487,7 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
     def solve(label: str, columns: Optional[List[Tuple[int, ...]]], fixed: bool) -> Reaction:
         t0 = time.perf_counter()
         r = min_mlu(ftopo, dem, model=model, k=intact.k, solver=intact.solver,
-                    initial_columns=columns, fixed_columns=fixed, routing=False)
+                    initial_columns=columns, fixed_columns=fixed, routing=False, segments=known)
         bound = math.nan
         if len(r.demand_prices):
             bound = float(np.dot(r.volumes, r.demand_prices))
@@ -483,6 +497,7 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
                         seconds=time.perf_counter() - t0, warm=columns is not None and not fixed)
 
     reopt: Optional[Reaction] = None
+    known = intact.segments.after_failure(ftopo, amap)  # the DAGs the failure left alone
     if "hosts" in reactions and model != "mcf":
         if model == "sr":
             out.append(solve("hosts", table, True))
@@ -499,5 +514,4 @@ def mlu_reactions(intact: MLUIntact, sc: Scenario, *, reactions: Sequence[str] =
         if reopt is None:
             reopt = solve("reoptimised", table if warm and model in WARM else None, False)
         out.append(reopt)
-    del amap
     return out

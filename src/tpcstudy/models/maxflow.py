@@ -31,7 +31,7 @@ from ..paths import segment_limit
 from ..topology import Topology
 from . import maxflow_models as models
 from .colgen import MAX_ITERATIONS
-from .oracles import PRICE_TOL, capacity_scale
+from .oracles import PRICE_TOL, SegmentRatios, capacity_scale
 from .problem import MaxFlowResult, Problem, demand_bounds
 
 __all__ = ["MODELS", "SUBFLOW_MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow",
@@ -50,7 +50,8 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              max_iterations: int = MAX_ITERATIONS, multipath: str = "cg", subflows: int = 8,
              seed: int = 0, sr_solution: Optional[MaxFlowResult] = None,
              initial_columns: Optional[Sequence[Sequence[Any]]] = None,
-             fixed_columns: bool = False) -> MaxFlowResult:
+             fixed_columns: bool = False, segments: Optional[SegmentRatios] = None
+             ) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -96,6 +97,11 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     fixed_columns
         Solve the LP over the starting columns only (each pair's direct one and
         ``initial_columns``), no column generation: what hosts holding that table can reach.
+    segments
+        ``ecmp`` and ``sr``: ECMP ratios of segments already computed on ``topo``
+        (:class:`~tpcstudy.models.oracles.SegmentRatios`, e.g. those of a network before a
+        failure that the failure left unchanged, :meth:`~.oracles.SegmentRatios.after_failure`);
+        only the others are computed (and added to it). The value is the same.
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -106,7 +112,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     scale = capacity_scale(topo)
     bounds = demand_bounds(demands, len(S))
     p = Problem(topo, S, T, names, solver, None if bounds is None else bounds / scale, time_limit,
-                write_lp, max_iterations, scale=scale)
+                write_lp, max_iterations, scale=scale, segments=segments)
     if initial_columns is not None or fixed_columns:
         if model not in ("ecmp", "sr", "multipath", "mcf") or (model == "multipath"
                                                                and multipath == "dag"):

@@ -45,7 +45,7 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
     starting columns only; ``warm``: the pairs whose columns the first LP holds
     (:func:`~.colgen.column_generation`)."""
     topo, S, T = p.topo, p.S, p.T
-    oracle = Oracle(topo, S, T, "sr", k)
+    oracle = Oracle(topo, S, T, "sr", k, p.segments)
     direct: List[Key] = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
     routed = np.diff(oracle.usage(direct).indptr) > 0  # an unreachable pair has no column
     first: List[Optional[Key]] = [q if ok else None for q, ok in zip(direct, routed.tolist())]
@@ -181,7 +181,7 @@ def sr_mptcp(p: Problem, k: int, subflows: int, full: Optional[MaxFlowResult] = 
         idx = np.flatnonzero(full.path_pair == i)
         best = idx[np.lexsort((idx, -flows[idx]))][:int(subflows)]  # most flow first, then order
         keep.extend((i, tuple(topo.index_of(v) for v in full.paths[j])) for j in sorted(best))
-    oracle = Oracle(topo, p.S, p.T, "sr", k)
+    oracle = Oracle(topo, p.S, p.T, "sr", k, p.segments)
     res = column_generation(p, "sr+mptcp", [None] * p.npairs,
                             lambda keys: rows_of(oracle.usage(keys)), None, oracle.names, keep)
     res.k, res.subflows = k, int(subflows)

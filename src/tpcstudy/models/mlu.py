@@ -76,7 +76,7 @@ from .. import paths as _paths
 from ..errors import SolverError, UsageError
 from ..lp import LPResult, make_model
 from ..topology import Topology
-from .oracles import PRICE_TOL, Key, Oracle, capacity_scale, sr_usage
+from .oracles import PRICE_TOL, Key, Oracle, SegmentRatios, capacity_scale, sr_usage
 
 __all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays", "Path",
            "Routing"]
@@ -234,10 +234,16 @@ def _id_arrays(topo: Topology, s_raw: np.ndarray, t_raw: np.ndarray, v_raw: np.n
 
 # ------------------------------------------------------------------------------ columns
 def ecmp_loads(topo: Topology, sources: np.ndarray, targets: np.ndarray,
-               volumes: np.ndarray) -> np.ndarray:
-    """Per directed arc, the traffic of plain ECMP routing of the demands."""
+               volumes: np.ndarray, segments: Optional[SegmentRatios] = None) -> np.ndarray:
+    """Per directed arc, the traffic of plain ECMP routing of the demands (one per pair;
+    ``segments``: ratios known before)."""
     load = np.zeros(2 * topo.num_links)
-    if len(sources):
+    if len(sources) and segments is not None:
+        code = sources.astype(np.int64) * topo.num_nodes + targets
+        order = np.argsort(code)
+        off, arcs, fr = segments.ratios(topo, code[order])
+        np.add.at(load, arcs, np.repeat(volumes[order], np.diff(off)) * fr)
+    elif len(sources):
         off, arcs, fr = _paths.segment_ratios(topo, sources, targets)
         np.add.at(load, arcs, np.repeat(volumes, np.diff(off)) * fr)
     return load
@@ -397,7 +403,8 @@ def _dag_paths(arc_src: List[int], arc_dst: List[int], s: int, t: int, arcs: Lis
 def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
             solver: str = "highs", max_iterations: int = 10_000,
             initial_columns: Optional[Sequence[Sequence[int]]] = None,
-            fixed_columns: bool = False, routing: bool = True) -> MLUResult:
+            fixed_columns: bool = False, routing: bool = True,
+            segments: Optional[SegmentRatios] = None) -> MLUResult:
     """The minimum MLU of ``model`` routing ``demands`` on ``topo`` (module docstring).
 
     Parameters
@@ -423,6 +430,8 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
         No column generation: the LP over each demand's ECMP column and ``initial_columns``.
     routing
         ``False``: leave :attr:`MLUResult.paths` empty (the MLU, loads and prices only).
+    segments
+        ECMP ratios of segments already computed on ``topo`` (as :func:`tpcstudy.max_flow`).
 
     Returns
     -------
@@ -451,7 +460,7 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
                          utilisation=np.zeros_like(cap), demands=len(S),
                          seconds=time.perf_counter() - t0, **dem)
     if model == "ecmp" or (model == "sr" and k == 1):
-        return _result(model, kk, ecmp_loads(topo, S, T, V), cap, len(S),
+        return _result(model, kk, ecmp_loads(topo, S, T, V, segments), cap, len(S),
                        paths=_direct_paths(S, T, V) if routing else [],
                        seconds=time.perf_counter() - t0, **dem)
     if np.any(~(cap > 0)):
@@ -468,11 +477,11 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
                          f"({scale:.3g}): the LP solver cannot tell it from 0; scale the "
                          f"capacities (the MLU needs them within {1 / MIN_CAPACITY:.0g} of the "
                          "median)")
-    unit = _demand_unit(ecmp_loads(topo, S, T, V), cap)
-    Vn = V / scale / unit
-    fam = Oracle(topo, S, T, model, k)
+    fam = Oracle(topo, S, T, model, k, segments)
     direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
-    master = _Master(solver, capn, Vn, sr_usage(topo, direct))
+    key_r = sr_usage(topo, direct, fam.segments)  # each demand's ECMP split
+    unit = _demand_unit(key_r.T @ V, cap)
+    master = _Master(solver, capn, V / scale / unit, key_r)
     if initial_columns:
         owner, keys = _initial(topo, fam, S, T, initial_columns)
         if len(owner):

@@ -23,8 +23,8 @@ import numpy as np
 from .. import paths as _paths
 from ..topology import Topology
 
-__all__ = ["PRICE_TOL", "Key", "PRICED", "Oracle", "ArcPaths", "sr_usage", "arc_usage",
-           "rows_of", "capacity_scale"]
+__all__ = ["PRICE_TOL", "Key", "PRICED", "Oracle", "ArcPaths", "SegmentRatios", "sr_usage",
+           "arc_usage", "rows_of", "capacity_scale"]
 
 #: Reduced-cost tolerance of both column generations: a column enters iff its price is below
 #: its pair's threshold by more than this (max-flow: ``1 - z - PRICE_TOL``; MLU: relative to
@@ -50,9 +50,86 @@ def capacity_scale(topo: Topology) -> float:
     return scale if math.isfinite(scale) and scale > 0 else 1.0
 
 
-def sr_usage(topo: Topology, seqs: Sequence[Key]) -> Any:
+def _gather(off: np.ndarray, pos: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Offsets of the CSR rows ``pos`` taken in that order, and the entries' indices."""
+    cnt = off[pos + 1] - off[pos]
+    new_off = np.r_[0, np.cumsum(cnt)].astype(np.int64)
+    idx = np.repeat(off[pos] - new_off[:-1], cnt) + np.arange(int(new_off[-1]), dtype=np.int64)
+    return new_off, idx
+
+
+class SegmentRatios:
+    """The ECMP ratios of segments ``u -> v`` already computed on one topology (a CSR by
+    segment code ``u * n + v``, codes ascending): :func:`sr_usage` computes only the segments
+    it lacks. :meth:`after_failure` keeps, for the topology without some links, the segments
+    whose DAG crossed none of them: their shortest paths all survive at the same length and no
+    new one appears (removing links never shortens a path), so their DAG and ratios are the
+    same (arc ids renumbered)."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.n, self.print = topo.num_nodes, self.fingerprint(topo)
+        self.codes = np.zeros(0, dtype=np.int64)
+        self.off = np.zeros(1, dtype=np.int64)
+        self.arcs = np.zeros(0, dtype=np.int32)
+        self.fr = np.zeros(0)
+
+    @staticmethod
+    def fingerprint(topo: Topology) -> Tuple[int, int, int]:
+        """What the ratios depend on: routers, links and IGP weights."""
+        return (topo.num_nodes, topo.num_links,
+                hash((topo.link_u.tobytes(), topo.link_v.tobytes(), topo.arc_weight.tobytes())))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def ratios(self, topo: Topology, codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``segment_ratios`` of the segments ``codes`` (ascending, distinct)."""
+        if self.fingerprint(topo) != self.print:
+            raise ValueError(f"segment ratios of another topology than {topo.name}")
+        pos = np.searchsorted(self.codes, codes)
+        pos_c = np.minimum(pos, max(len(self.codes) - 1, 0))
+        hit = (pos < len(self.codes)) & (self.codes[pos_c] == codes) if len(self.codes) else \
+            np.zeros(len(codes), dtype=bool)
+        if not hit.all():
+            miss = codes[~hit]
+            n = self.n
+            off, arcs, fr = _paths.segment_ratios(topo, (miss // n).astype(np.int32),
+                                                  (miss % n).astype(np.int32))
+            self._merge(miss, off, arcs, fr)
+            pos = np.searchsorted(self.codes, codes)
+        off, idx = _gather(self.off, pos)
+        return off, self.arcs[idx], self.fr[idx]
+
+    def _merge(self, codes: np.ndarray, off: np.ndarray, arcs: np.ndarray, fr: np.ndarray) -> None:
+        all_codes = np.concatenate([self.codes, codes])
+        all_off = np.concatenate([self.off[:-1], off[:-1] + self.off[-1], [self.off[-1] + off[-1]]])
+        all_arcs = np.concatenate([self.arcs, np.asarray(arcs, dtype=np.int32)])
+        all_fr = np.concatenate([self.fr, fr])
+        order = np.argsort(all_codes, kind="stable")
+        new_off, idx = _gather(all_off, order)
+        self.codes, self.off, self.arcs, self.fr = all_codes[order], new_off, all_arcs[idx], all_fr[idx]
+
+    def after_failure(self, failed: Topology, amap: np.ndarray) -> "SegmentRatios":
+        """The ratios still right on ``failed`` (this topology without some links; ``amap``:
+        each arc's id there, -1 for a removed one, as :func:`tpcstudy.topology.without_link_ids`
+        gives)."""
+        out = SegmentRatios(failed)
+        if not len(self.codes):
+            return out
+        new = np.asarray(amap, dtype=np.int64)[self.arcs]
+        dead = np.zeros(len(self.codes), dtype=bool)
+        has = np.diff(self.off) > 0
+        dead[has] = np.add.reduceat((new < 0).astype(np.int64), self.off[:-1][has]) > 0
+        keep = np.flatnonzero(~dead)
+        off, idx = _gather(self.off, keep)
+        out.codes, out.off, out.arcs, out.fr = self.codes[keep], off, new[idx].astype(np.int32), self.fr[idx]
+        return out
+
+
+def sr_usage(topo: Topology, seqs: Sequence[Key], known: Optional[SegmentRatios] = None) -> Any:
     """Arc usage of sr-paths (their routers: source, waypoints, target) as a scipy CSR matrix
-    (paths x arcs): the sum of the segments' ECMP ratios, in one batch of the core."""
+    (paths x arcs): the sum of the segments' ECMP ratios, in one batch of the core (``known``:
+    ratios computed before, kept and added to)."""
     from scipy.sparse import csr_matrix
 
     n, m2 = topo.num_nodes, 2 * topo.num_links
@@ -62,8 +139,11 @@ def sr_usage(topo: Topology, seqs: Sequence[Key]) -> Any:
     if not len(u):
         return csr_matrix((len(seqs), m2))
     uniq, inv = np.unique(u * n + v, return_inverse=True)
-    off, arcs, fr = _paths.segment_ratios(topo, (uniq // n).astype(np.int32),
-                                          (uniq % n).astype(np.int32))
+    if known is not None:
+        off, arcs, fr = known.ratios(topo, uniq)
+    else:
+        off, arcs, fr = _paths.segment_ratios(topo, (uniq // n).astype(np.int32),
+                                              (uniq % n).astype(np.int32))
     cnt = np.diff(off)[inv]  # entries of each segment of each path
     first = np.repeat(off[:-1][inv], cnt)
     idx = first + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
@@ -104,10 +184,12 @@ class Oracle:
     """
 
     def __init__(self, topo: Topology, S: np.ndarray, T: np.ndarray, model: str,
-                 k: int = 1) -> None:
+                 k: int = 1, segments: Optional[SegmentRatios] = None) -> None:
         if model not in PRICED:
             raise ValueError(f"no column oracle for model {model!r}")
         self.topo, self.S, self.T, self.model, self.k = topo, S, T, model, k
+        #: ECMP ratios of the segments met so far (sr's columns share them across rounds)
+        self.segments = segments if segments is not None else SegmentRatios(topo)
         self.m2 = 2 * topo.num_links
         self.ap = ArcPaths(topo) if model != "sr" else None
         self.arc_src = topo.arc_src.tolist()
@@ -164,7 +246,8 @@ class Oracle:
 
     def usage(self, keys: Sequence[Key]) -> Any:
         """Arc usage of columns (CSR, columns x arcs)."""
-        return sr_usage(self.topo, keys) if self.model == "sr" else arc_usage(self.m2, keys)
+        return (sr_usage(self.topo, keys, self.segments) if self.model == "sr"
+                else arc_usage(self.m2, keys))
 
     def routers(self, key: Key) -> Key:
         """A column's routers: an sr-path's (source, waypoints, target), a path's every one."""

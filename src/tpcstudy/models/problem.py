@@ -9,7 +9,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -141,6 +141,9 @@ class Problem:
     #: multiplied back): HiGHS's tolerances are absolute, so a Tbit/s or a 1e-9 unit must not
     #: change the answer (max_flow uses the median capacity).
     scale: float = 1.0
+    #: ECMP ratios of segments already known on this topology
+    #: (:class:`~.oracles.SegmentRatios`; ``None``: computed here)
+    segments: Optional[Any] = None
 
     @property
     def capacity(self) -> np.ndarray:
