@@ -313,3 +313,20 @@ def test_summary_by_hand() -> None:
     hosts = next(x for x in s["series"] if x["reaction"] == "hosts")
     assert hosts["retained_median"] == pytest.approx(0.8) and hosts["retained_min"] == 0.5
     assert "B: x--y retains 0.500 (2 pairs disconnected)" in format_summary(s)
+
+
+def test_pool_columns_and_kept_segments_change_nothing(zoo_topos: List[Topology]) -> None:
+    """``pool_columns`` (the intact solve's unused sr-paths, waiting in the pool) and the
+    segment ratios kept from the intact network give the cold solve's value, on every link of
+    a Zoo topology; the warm start does hold such columns (the intact solve made some)."""
+    topo = zoo_topos[2]
+    pairs = heavy_pairs(topo, percent=100, seed=0)
+    res = max_flow(topo, pairs, model="sr", k=4)
+    intact = F.MaxflowIntact(topo, pairs, res, 4)
+    assert intact.pool_paths and len(intact.segments) >= len(pairs)
+    for sc in F.scenarios(topo, "links"):
+        ft, amap = F.failed_topology(topo, sc)
+        warm = max_flow(ft, pairs, model="sr", k=4, initial_columns=intact.used_paths,
+                        pool_columns=intact.pool_paths,
+                        segments=intact.segments.after_failure(ft, amap))
+        assert warm.value == pytest.approx(max_flow(ft, pairs, model="sr", k=4).value, rel=1e-9)

@@ -50,8 +50,8 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              max_iterations: int = MAX_ITERATIONS, multipath: str = "cg", subflows: int = 8,
              seed: int = 0, sr_solution: Optional[MaxFlowResult] = None,
              initial_columns: Optional[Sequence[Sequence[Any]]] = None,
-             fixed_columns: bool = False, segments: Optional[SegmentRatios] = None
-             ) -> MaxFlowResult:
+             fixed_columns: bool = False, segments: Optional[SegmentRatios] = None,
+             pool_columns: Optional[Sequence[Sequence[Any]]] = None) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -102,6 +102,10 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         (:class:`~tpcstudy.models.oracles.SegmentRatios`, e.g. those of a network before a
         failure that the failure left unchanged, :meth:`~.oracles.SegmentRatios.after_failure`);
         only the others are computed (and added to it). The value is the same.
+    pool_columns
+        With ``initial_columns``: further starting columns (the same form) that wait in the
+        pool and enter the LP only when they price out, e.g. the columns a solve before a
+        failure generated but did not use. The value is the same.
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -117,11 +121,14 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         if model not in ("ecmp", "sr", "multipath", "mcf") or (model == "multipath"
                                                                and multipath == "dag"):
             raise UsageError(f"initial_columns / fixed_columns: not for model {model!r}")
-        more = models.path_keys(topo, S, T, initial_columns or (), model in ("multipath", "mcf"))
+        concrete = model in ("multipath", "mcf")
+        more = models.path_keys(topo, S, T, initial_columns or (), concrete)
         warm = None
         if initial_columns is not None:  # the first LP: the columns of the pairs named
             warm = np.zeros(len(S), dtype=bool)
             warm[[i for i, _ in more]] = True
+            if pool_columns and not fixed_columns:
+                more = more + models.path_keys(topo, S, T, pool_columns, concrete)
         res = _solve_from(p, model, k, more, fixed_columns, warm)
     else:
         res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
