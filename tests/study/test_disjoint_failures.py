@@ -7,6 +7,7 @@ summary."""
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -317,3 +318,18 @@ def test_without_failures_a_folder_of_the_old_columns_resumes(tmp_path: Path) ->
     run2, rows2 = run_disjoint_study(topos, out, config, progress=False)
     assert run2.skipped == 2 and run2.completed == 0
     assert rows2 == rows and read_rows(out / "results.csv") == rows
+
+
+def test_cli_and_show(tmp_path: Path, capsys) -> None:
+    topos = collection(tmp_path / "topos")
+    out = tmp_path / "out"
+    assert main(["disjoint", "--topo", str(topos), "--k", "4", "--failures", "nodes", "--out",
+                 str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "failures (nodes: 4 scenarios on 2 topologies, 48 (pair, failure))" in text
+    assert main(["show", "--json", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (nodes,) = doc["summary"]["failures"]["kinds"]
+    assert nodes["pairs_disconnected"] == 16 and nodes["survive_median"] == pytest.approx(0.5)
+    assert "nodes failures: median share surviving 0.500" in doc["summary_line"]
+    assert doc["config"]["failures"] == "nodes"

@@ -179,9 +179,9 @@ class DisjointConfig:
                                 "avoids every failed link, stranded, disconnected"
                                 + (f"; links:N drawn with random.Random({self.seed})"
                                    if self.failures.startswith("links:") else "")
-                                + ("; nodes: every router" if self.pairs == "all" else
-                                   "; nodes: the transit routers"
-                                   if self.failures == "nodes" else "")}),
+                                + ("" if self.failures != "nodes" else
+                                   "; nodes: every router" if self.pairs == "all" else
+                                   "; nodes: the transit routers")}),
         }
 
 
@@ -537,4 +537,6 @@ def summary_line(rows: Sequence[Mapping[str, Any]]) -> str:
     return (f"greedy = max on {g['count']}/{g['of']} topologies ({100.0 * g['share']:.1f} %, "
             f"paper: {paper.GREEDY_REACHES_MAX:g} %); mean paths: max "
             f"{mp.get('max', math.nan):.3f}, "
-            + ", ".join(f"k={lab[6:]} {mp[lab]:.3f}" for lab in sps))
+            + ", ".join(f"k={lab[6:]} {mp[lab]:.3f}" for lab in sps)
+            + "".join(f"; {x['kind']} failures: median share surviving {x['survive_median']:.3f}"
+                      for x in s["failures"]["kinds"]))

@@ -218,8 +218,9 @@ def format_failures(s: Mapping[str, Any], *, worst: int = 12) -> List[str]:
                   f"  default path hit {100 * x['default_hit_pooled']:.2f} % of (pair, failure); "
                   f"of those a backup survives in {100 * x['backup_saves']:.1f} %",
                   f"  stranded (connected, no surviving exported path) "
-                  f"{100 * x['stranded_pooled']:.2f} %; {x['scenarios_disconnecting']} scenarios "
-                  f"disconnect {x['pairs_disconnected']} pairs"]
+                  f"{100 * x['stranded_pooled']:.2f} % of (pair, failure)",
+                  f"  scenarios that disconnect pairs: {x['scenarios_disconnecting']} "
+                  f"({x['pairs_disconnected']} pairs in all)"]
         ws = sorted((w for w in s["worst"] if w["kind"] == x["kind"]),
                     key=lambda w: (-w["lost"], -w["stranded"], w["topology"]))
         if ws:
