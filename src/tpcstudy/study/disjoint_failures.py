@@ -47,24 +47,28 @@ def failure_kind(spec: str) -> str:
 
 
 class ExportedSets:
-    """The exported path set of every pair of an ``sps`` batch, as a path-by-link incidence:
-    which exported paths a set of failed links hits, vectorised over the pairs."""
+    """The exported path set of every pair of an ``sps`` batch, as a link-by-path incidence
+    (the batch's own link lists, sorted by link once): which exported paths a set of failed
+    links hits, vectorised over the pairs."""
 
     def __init__(self, sps: DisjointPathBatch, num_links: int, max_paths: int) -> None:
         n = len(sps)
-        chosen = [sps.exported(i, max_paths) for i in range(n)]
-        self.sizes = np.fromiter((len(c) for c in chosen), dtype=np.int64, count=n)
-        paths = np.fromiter((p for c in chosen for p in c), dtype=np.int64,
-                            count=int(self.sizes.sum()))
-        self.pair_of = np.repeat(np.arange(n), self.sizes)
-        self.first = np.cumsum(self.sizes) - self.sizes  # slot 0 of each pair
-        lo = np.asarray(sps.link_offsets, dtype=np.int64)
-        lens = lo[paths + 1] - lo[paths]
-        starts = np.repeat(lo[paths] - (np.cumsum(lens) - lens), lens)
-        links = np.asarray(sps.links, dtype=np.int64)[starts + np.arange(int(lens.sum()))]
-        rows = np.repeat(np.arange(len(paths)), lens)
-        self.by_link = csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, links)),
-                                  shape=(len(paths), num_links)).tocsc()
+        npaths = int(sps.pair_offsets[-1])
+        self.exported = np.zeros(npaths, dtype=bool)
+        self.first = np.zeros(n, dtype=np.int64)  # slot 0 of each pair (a batch path index)
+        self.sizes = np.zeros(n, dtype=np.int64)
+        for i in range(n):
+            chosen = sps.exported(i, max_paths)
+            if chosen:
+                self.exported[chosen] = True
+                self.first[i], self.sizes[i] = chosen[0], len(chosen)
+        self.pair_of = np.repeat(np.arange(n), np.diff(sps.pair_offsets))
+        # every path of the batch a row (its links as the batch holds them), turned by link
+        idx = np.int32 if len(sps.links) < 2 ** 31 - 1 else np.int64
+        self.by_link = csr_matrix((np.ones(len(sps.links), dtype=np.int8),
+                                   np.asarray(sps.links, dtype=idx),
+                                   np.asarray(sps.link_offsets, dtype=idx)),
+                                  shape=(npaths, num_links)).tocsc()
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -75,11 +79,8 @@ class ExportedSets:
         ptr, idx = self.by_link.indptr, self.by_link.indices
         for j in failed:
             hit[idx[ptr[j]:ptr[j + 1]]] = True
-        alive = np.bincount(self.pair_of, weights=~hit, minlength=len(self)) > 0
-        default = np.zeros(len(self), dtype=bool)
-        has = self.sizes > 0
-        default[has] = hit[self.first[has]]
-        return default, alive
+        alive = np.bincount(self.pair_of, weights=self.exported & ~hit, minlength=len(self)) > 0
+        return (self.sizes > 0) & hit[self.first], alive
 
 
 def adjacency_failures(topo: Topology, merged: Topology, sc: Scenario) -> np.ndarray:
