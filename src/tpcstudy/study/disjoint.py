@@ -16,7 +16,7 @@ sets is empty); the default and first backup *overlap* when slot 0 and slot 1 sh
 by construction: the first ``sps`` path is the direct segment, i.e. slot 0, and the next one is
 disjoint from it).
 
-Results, one row per (topology, method, k) in ``results.csv`` (see :data:`COLUMNS`):
+Results, one row per (topology, method, k, failure) in ``results.csv`` (see :data:`COLUMNS`):
 
 - ``method`` ``max`` / ``greedy`` (``k`` empty), ``sps`` (one row per ``k``): ``pairs``,
   ``mean_paths``, ``min_paths``, ``max_paths``.
