@@ -39,6 +39,22 @@ def test_changed_columns_refused(tmp_path: Path) -> None:
         ResultStore(tmp_path / "x", TASK_COLUMNS, ["missing"])
 
 
+def test_a_part_of_a_previous_column_list_is_read_with_the_new_cells_empty(tmp_path: Path) -> None:
+    """A kind's earlier column list (Kind.previous) resumes: its rows come back in the new
+    columns, the added ones empty; a header that is neither is still refused."""
+    run_numbered(tmp_path, tasks=numbered_tasks(2))
+    old = ResultStore(tmp_path, TASK_COLUMNS, TASK_KEY)
+    rows = {tid: old.rows(tid) for tid in old.task_ids()}
+    cols = TASK_COLUMNS[:1] + ["added"] + TASK_COLUMNS[1:]
+    new = ResultStore(tmp_path, cols, TASK_KEY, previous=[TASK_COLUMNS + ["status", "error"]])
+    assert new.task_ids() == sorted(rows)
+    for tid, got in rows.items():
+        assert new.rows(tid) == [{**r, "added": ""} for r in got]
+        assert new.fingerprint(tid) == old.fingerprint(tid)
+    with pytest.raises(UsageError, match="columns"):
+        ResultStore(tmp_path, cols, TASK_KEY, previous=[TASK_COLUMNS])  # no status, error
+
+
 def test_load_detects_kinds(tmp_path: Path) -> None:
     mf = load_results(make_maxflow(tmp_path / "mf"))
     dj = load_results(make_disjoint(tmp_path / "dj"))

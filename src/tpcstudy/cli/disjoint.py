@@ -47,6 +47,14 @@ def register(sub: Any) -> None:
                         "its whole ECMP DAG), path (its one smallest shortest path: the TPC "
                         "paper's Figure 7), any (some surviving shortest path); each rule other "
                         "than dag adds rows 'sps:RULE' (docs/method.md section 5)")
+    p.add_argument("--failures", default="none", metavar="SPEC",
+                   help="also judge the exported path sets (slot 0 + sps k=4, at most 5) under "
+                        "every failure scenario: none (default), links (every link of the "
+                        "pruned topology), links:N (a seeded sample of N), srlg:FILE (lines "
+                        "'NAME: A -- B; C -- D'), nodes (every transit router; every router "
+                        "with --pairs all); one 'failure' row per scenario: default path hit, "
+                        "a surviving exported path, stranded, disconnected (docs/method.md "
+                        "section 5)")
     add_executor_options(p)
     p.add_argument("--threads", type=int, default=None,
                    help="core threads per topology (default: the machine's cores, so the largest "
@@ -100,6 +108,7 @@ def cmd_disjoint(args: argparse.Namespace) -> int:
     config = DisjointConfig(ks=parse_k_list(args.k), pairs=args.pairs, capacity=args.capacity,
                             max_pairs=args.max_pairs, seed=args.seed, weight=args.weight,
                             links=args.links, segment_rules=tuple(args.segment_rule.split(",")),
+                            failures=args.failures,
                             threads=args.threads if args.threads is not None else os.cpu_count() or 1)
     t0 = time.perf_counter()
     with executor_scope(args.executor, args.jobs, args.scheduler) as executor:

@@ -16,12 +16,15 @@ sets is empty); the default and first backup *overlap* when slot 0 and slot 1 sh
 by construction: the first ``sps`` path is the direct segment, i.e. slot 0, and the next one is
 disjoint from it).
 
-Results, one row per (topology, method, k) in ``results.csv`` (see :data:`COLUMNS`):
+Results, one row per (topology, method, k, failure) in ``results.csv`` (see :data:`COLUMNS`):
 
 - ``method`` ``max`` / ``greedy`` (``k`` empty), ``sps`` (one row per ``k``): ``pairs``,
   ``mean_paths``, ``min_paths``, ``max_paths``.
-- ``method`` ``failure`` (``k = 4``): ``mean/min/max_paths`` = size of the exported set,
-  ``survive_share``, ``overlap_share``, ``backup_share`` (pairs with at least two paths).
+- ``method`` ``failure`` (``k = 4``, ``failure`` empty): ``mean/min/max_paths`` = size of the
+  exported set, ``survive_share``, ``overlap_share``, ``backup_share`` (pairs with at least two
+  paths).
+- With ``failures`` (``--failures SPEC``, not ``none``): one more ``failure`` row per scenario,
+  ``failure`` = its id (:mod:`tpcstudy.study.disjoint_failures`).
 - Topologies with fewer than two routers of the chosen kind after pruning (the 28 Zoo trees
   prune to nothing; 10 more have fewer than two edge routers) are kept as **one row with
   ``status = "skipped"``**, empty ``method``, and the reason in ``error``.
@@ -60,6 +63,7 @@ import numpy as np
 from ..errors import UsageError
 from ..io import atomic_open, read_topology, remove_dead_temporaries, topology_files
 from ..io.specs import Spec, spec_text
+from ..models.failures import parse_failures, scenarios
 from ..pairs import PAIR_MODES, router_pairs, sample_indices
 from ..paths import DEFAULT_K, DEFAULT_PATHS, DisjointPathBatch, default_threads, disjoint_paths_batch
 from ..paths.sps_rules import DEFAULT_SEGMENT_RULE, SEGMENT_RULES, check_segment_rules, sps_rule_counts
@@ -67,6 +71,7 @@ from ..rules import check_links, check_rules
 from ..topology import Topology, prune
 from . import paper
 from .disjoint_counts import failure_view, sps_counts
+from .disjoint_failures import failure_kind, format_failures, scenario_rows, summarize_failures
 from .executors import TaskExecutor
 from .kinds import KINDS
 from .runner import run_study, topology_tasks
@@ -105,6 +110,7 @@ class DisjointConfig:
     seed: int = 0
     links: str = "merged"
     segment_rules: Tuple[str, ...] = (DEFAULT_SEGMENT_RULE,)
+    failures: str = "none"
 
     def __post_init__(self) -> None:
         ks = tuple(sorted(set(int(k) for k in self.ks)))
@@ -126,6 +132,13 @@ class DisjointConfig:
                              "(at most two disjoint paths); use --pairs edge")
         object.__setattr__(self, "ks", ks)
         object.__setattr__(self, "segment_rules", rules)
+        kind, arg = parse_failures(self.failures)  # refuses a bad value
+        object.__setattr__(self, "failures", kind if arg is None else f"{kind}:{arg}")
+
+    @property
+    def srlg_file(self) -> Optional[Path]:
+        """The shared-risk group file of ``--failures srlg:FILE`` (an input of every task)."""
+        return Path(self.failures[5:]) if self.failures.startswith("srlg:") else None
 
     def meta(self, topo_spec: str) -> Dict[str, Any]:
         """The config recorded in meta.json (everything that changes the results)."""
@@ -158,6 +171,17 @@ class DisjointConfig:
             "skipped": "topologies with < 2 routers of the chosen kind: one row, status=skipped",
             **({} if self.segment_rules == (DEFAULT_SEGMENT_RULE,) else
                {"segment_rules": {r: SEGMENT_RULES[r] for r in self.segment_rules}}),
+            # recorded only when asked for: a study without failures keeps its old meta.json
+            **({} if self.failures == "none" else
+               {"failures": self.failures,
+                "failure_rows": "one per scenario: over the pairs with no failed router, joined "
+                                "in the intact graph: default path hit, some exported path "
+                                "avoids every failed link, stranded, disconnected"
+                                + (f"; links:N drawn with random.Random({self.seed})"
+                                   if self.failures.startswith("links:") else "")
+                                + ("" if self.failures != "nodes" else
+                                   "; nodes: every router" if self.pairs == "all" else
+                                   "; nodes: the transit routers")}),
         }
 
 
@@ -217,7 +241,7 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
     rows: List[Dict[str, Any]] = []
     # Paths are disjoint by router adjacency: parallel links (multigraph) count as one, as the
     # paper's Figure 7 counts them (its roles and pruning are the multigraph's, above).
-    topo = topo.merged()
+    raw, topo = topo, topo.merged()
     # --threads asks for threads, the budget caps them: more than the CPUs (or than a worker's
     # share of them) would only take turns on them.
     th = min(config.threads, default_threads())
@@ -251,6 +275,12 @@ def topology_rows(topo: Topology, config: DisjointConfig = DisjointConfig(), *,
     rows.append({**base, "method": "failure", "k": FAILURE_K, **_stats(view.sizes),
                  "survive_share": _share(view.survive), "overlap_share": _share(view.overlap),
                  "backup_share": _share(view.backup), "seconds": time.perf_counter() - t0})
+    if config.failures != "none":  # scenarios of the study's topology: its links, its roles
+        scs = scenarios(raw, config.failures, seed=config.seed,
+                        routers=range(raw.num_nodes) if config.pairs == "all" else None)
+        rows += scenario_rows(raw, topo, s, t, batches[FAILURE_K], scs,
+                              failure_kind(config.failures), base, k=FAILURE_K,
+                              max_paths=FAILURE_MAX_PATHS)
     return rows
 
 
@@ -296,7 +326,8 @@ def disjoint_task(task: Task) -> List[Dict[str, Any]]:
 def make_tasks(files: Sequence[Path], config: DisjointConfig) -> List[Task]:
     """One task per topology file, largest file first (load balance: the big ones start early)."""
     return topology_tasks(files, config, replace(config, paths_dir=None).meta(""),
-                          key=lambda p: {"topology": _topology_name(p)})
+                          key=lambda p: {"topology": _topology_name(p)},
+                          inputs=lambda p: [p, config.srlg_file])
 
 
 def _concat_paths(parts: Sequence[Path], target: Path) -> None:
@@ -416,7 +447,8 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
         ``mean_paths`` (method label -> mean over topologies of the per-topology mean: ``max``,
         ``greedy``, ``sps k=..``; :func:`mean_paths_table`); ``failure`` (mean over topologies
         of ``survive_share``, ``overlap_share``, ``backup_share``, ``mean_paths``, and
-        pair-weighted shares).
+        pair-weighted shares); ``failures`` (the scenario rows of ``--failures``, per failure
+        kind: :func:`~tpcstudy.study.disjoint_failures.summarize_failures`).
     """
     topologies, skipped, failed = set(), set(), set()
     fail: List[Mapping[str, Any]] = []
@@ -428,7 +460,8 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
             failed.add(r["topology"])
         else:
             topologies.add(r["topology"])
-            if r.get("method") == "failure" and _label("failure", r.get("k")) == f"failure k={FAILURE_K}":
+            if r.get("method") == "failure" and r.get("failure") in (None, "") \
+                    and _label("failure", r.get("k")) == f"failure k={FAILURE_K}":
                 fail.append(r)
     table = mean_paths_table(rows)
     reach, both = greedy_reaches_max(table)
@@ -454,6 +487,7 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
                     "exported_paths": mean("mean_paths"),
                     "survive_share_pairs": mean("survive_share", True),
                     "overlap_share_pairs": mean("overlap_share", True)},
+        "failures": summarize_failures(rows),
     }
 
 
@@ -492,7 +526,7 @@ def format_summary(s: Mapping[str, Any]) -> str:
                  f"  (pooled over pairs: {100 * f['survive_share_pairs']:.1f} %)")
     lines.append(f"  pairs whose default and first backup share a link "
                  f"{100 * f['overlap_share']:.1f} %  (pooled: {100 * f['overlap_share_pairs']:.1f} %)")
-    return "\n".join(lines)
+    return "\n".join(lines + format_failures(s.get("failures") or {"kinds": [], "worst": []}))
 
 
 def summary_line(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -503,4 +537,6 @@ def summary_line(rows: Sequence[Mapping[str, Any]]) -> str:
     return (f"greedy = max on {g['count']}/{g['of']} topologies ({100.0 * g['share']:.1f} %, "
             f"paper: {paper.GREEDY_REACHES_MAX:g} %); mean paths: max "
             f"{mp.get('max', math.nan):.3f}, "
-            + ", ".join(f"k={lab[6:]} {mp[lab]:.3f}" for lab in sps))
+            + ", ".join(f"k={lab[6:]} {mp[lab]:.3f}" for lab in sps)
+            + "".join(f"; {x['kind']} failures: median share surviving {x['survive_median']:.3f}"
+                      for x in s["failures"]["kinds"]))

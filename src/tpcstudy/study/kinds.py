@@ -50,6 +50,10 @@ class Kind:
     required, numeric
         Columns a summary reads (a file without them is refused); columns whose cells of an
         ``ok`` row must be numbers or empty.
+    previous
+        The column lists the kind had before columns were added to it: a part file of an
+        earlier version with one of them is read (its rows resume) with the added columns
+        empty; any other header still stops the run (:class:`.store.ResultStore`).
     """
 
     name: str
@@ -62,6 +66,7 @@ class Kind:
     sniff: Tuple[str, ...] = ()
     required: Tuple[str, ...] = ()
     numeric: Tuple[str, ...] = ()
+    previous: Tuple[Tuple[str, ...], ...] = ()
 
     @property
     def emulated(self) -> bool:
@@ -83,8 +88,9 @@ class Kind:
 
 
 def _k(name: str, columns: str, key: str, figure: str, summary: str, plot: str,
-       command: str = "tpcstudy emulate ...", **kw: Any) -> Kind:
+       command: str = "tpcstudy emulate ...", previous: Tuple[str, ...] = (), **kw: Any) -> Kind:
     return Kind(name, tuple(columns.split()), tuple(key.split()), figure, summary, plot, command,
+                previous=tuple(tuple(p.split()) for p in previous),
                 **{k: tuple(v.split()) for k, v in kw.items()})
 
 
@@ -110,11 +116,15 @@ _ALL = (
        "tpcstudy maxflow ...", sniff="model improvement",
        numeric="heavy seed k subflows pairs value improvement improvement_over_multipath gap"),
     _k("disjoint",
-       "topology method k nodes links edge_routers pairs mean_paths min_paths max_paths "
-       "survive_share overlap_share backup_share seconds status error",
-       "topology method k", "fig7-disjoint", _S + "disjoint:summary_line",
+       "topology method k failure nodes links edge_routers pairs mean_paths min_paths max_paths "
+       "survive_share overlap_share backup_share failure_kind default_hit_share stranded_share "
+       "disconnected seconds status error",
+       "topology method k failure", "fig7-disjoint", _S + "disjoint:summary_line",
        _P + "disjoint:plot_disjoint", "tpcstudy disjoint ...", sniff="method mean_paths",
-       numeric="k pairs mean_paths min_paths max_paths survive_share"),
+       numeric="k pairs mean_paths min_paths max_paths survive_share default_hit_share "
+               "stranded_share disconnected",
+       previous=("topology method k nodes links edge_routers pairs mean_paths min_paths "
+                 "max_paths survive_share overlap_share backup_share seconds status error",)),
     _k("mlu",
        "topology matrix seed model k demands volume mlu lambda reduction lp_mlu gap bound "
        "gap_bound columns iterations seconds nodes links status error",

@@ -83,7 +83,7 @@ def run_study(out_dir: Union[str, Path], kind: str, meta: Mapping[str, Any],
         write_meta(out, meta, kind=k.name, seeds=None if seeds is None else list(seeds),
                    solver=solver, overwrite=overwrite)
         tasks = make_tasks()
-        store = ResultStore(out, list(k.columns), list(k.key))
+        store = ResultStore(out, list(k.columns), list(k.key), k.previous)
         summary = run_tasks(tasks, run, store, jobs=jobs, desc=k.name, progress=progress,
                             executor=executor, prune=True)
         if after is not None:

@@ -96,6 +96,9 @@ class ResultStore:
         The CSV columns, in order.  ``status`` and ``error`` are appended when missing.
     key
         The columns that identify a row; ``results.csv`` has one row per key, sorted by them.
+    previous
+        Column lists of earlier versions of the kind (:attr:`.kinds.Kind.previous`): a part
+        file with one of them is read with the columns added since empty.
 
     Raises
     ------
@@ -104,7 +107,8 @@ class ResultStore:
         columns (the folder was written by a different version of the study).
     """
 
-    def __init__(self, out_dir: Union[str, Path], columns: Sequence[str], key: Sequence[str]) -> None:
+    def __init__(self, out_dir: Union[str, Path], columns: Sequence[str], key: Sequence[str],
+                 previous: Iterable[Sequence[str]] = ()) -> None:
         self.out_dir = Path(out_dir)
         cols = list(columns)
         for extra in (STATUS, ERROR):
@@ -117,6 +121,7 @@ class ResultStore:
             raise UsageError(f"ResultStore: key column {missing[0]!r} is not among the columns")
         self.columns: List[str] = cols
         self.key: List[str] = list(key)
+        self._previous = [list(p) for p in previous if set(p) <= set(cols)]
         self.parts_dir = self.out_dir / "parts"
         self.results_path = self.out_dir / "results.csv"
         self.parts_dir.mkdir(parents=True, exist_ok=True)
@@ -155,6 +160,12 @@ class ResultStore:
         if not rows:
             raise _Damaged("no header")
         header, body = rows[0], rows[1:]
+        if header != self.columns and header in self._previous:  # an earlier version's part
+            for i, r in enumerate(body):
+                if len(r) != len(header):
+                    raise _Damaged(f"row {i + 1} has {len(r)} cells, not {len(header)}")
+            at = {c: j for j, c in enumerate(header)}
+            return fingerprint, [[r[at[c]] if c in at else "" for c in self.columns] for r in body]
         if header != self.columns:
             raise UsageError(f"{path}: columns {header} differ from the study's "
                              f"{self.columns} (written by another version of the study); use a "
