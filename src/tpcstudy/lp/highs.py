@@ -158,13 +158,14 @@ class HighsModel(ModelBase):
 
 def solve_whole(cost: np.ndarray, col_lower: np.ndarray, starts: np.ndarray, index: np.ndarray,
                 value: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, *,
-                presolve: bool = True) -> LPResult:
+                options: Optional[Dict[str, Any]] = None) -> LPResult:
     """Minimise ``cost @ x`` subject to ``row_lower <= A x <= row_upper``, ``x >= col_lower``
     (no upper bounds; ``-inf`` row bounds allowed), ``A`` column-wise (``starts`` of length
     columns + 1, ``index``, ``value``), passed to HiGHS in one call and solved by its dual
-    simplex: no per-row or per-column Python. Unlike :class:`HighsModel` (maximisation, ``<=``
-    rows, duals ``>= 0``), :attr:`LPResult.duals` are HiGHS's own: ``d objective / d bound`` of
-    each row (``<= 0`` on a tight upper bound). A failure is a status, never an exception."""
+    simplex (``options``: further HiGHS options, set verbatim; a bad one is a UsageError): no
+    per-row or per-column Python. Unlike :class:`HighsModel` (maximisation, ``<=`` rows, duals
+    ``>= 0``), :attr:`LPResult.duals` are HiGHS's own: ``d objective / d bound`` of each row
+    (``<= 0`` on a tight upper bound). A solver failure is a status, never an exception."""
     import highspy
 
     hs = highspy
@@ -174,8 +175,9 @@ def solve_whole(cost: np.ndarray, col_lower: np.ndarray, starts: np.ndarray, ind
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", "simplex")
     h.setOptionValue("random_seed", 0)
-    if not presolve:
-        h.setOptionValue("presolve", "off")
+    for key, val in (options or {}).items():
+        if h.setOptionValue(key, val) != hs.HighsStatus.kOk:
+            raise UsageError(f"highs: bad option {key}={val!r}")
     lp = hs.HighsLp()
     lp.num_col_, lp.num_row_ = n, m
     lp.col_cost_ = np.asarray(cost, dtype=np.float64)

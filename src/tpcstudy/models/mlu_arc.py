@@ -62,6 +62,9 @@ __all__ = ["ARC_MAX", "fits", "Reduction", "ArcSolution", "solve_arc", "arc_mlu"
 #: TataNld's (docs/performance.md); above it the column generation, whose LP stays small.
 ARC_MAX = 100_000
 
+#: Arc LPs of fewer variables are priced by Dantzig's rule (:func:`_options`).
+DANTZIG_BELOW = 3_000
+
 
 class Reduction:
     """A topology's 2-core and the trees hanging off it (module docstring): per router its
@@ -100,6 +103,11 @@ class Reduction:
         self.n, self.parent, self.up, self.tree = n, parent, up, tree
         self.root = np.asarray(root, dtype=np.int64)
         self.core = np.flatnonzero(np.asarray(alive))
+        depth = [0] * n
+        for v in reversed(tree):
+            depth[v] = depth[parent[v]] + 1
+        self.depth = np.asarray(depth, dtype=np.int64)
+        self.par = np.asarray(parent, dtype=np.int64)
         self.row = {v: j for j, v in enumerate(tree)}
         sub = np.zeros((len(tree), n))
         for j, v in enumerate(tree):
@@ -108,6 +116,26 @@ class Reduction:
             if p is not None:
                 sub[p] += sub[j]
         self.sub = sub
+
+    def subtree_sums(self, x: np.ndarray) -> np.ndarray:
+        """Per peeled router (``tree`` order), the sum of ``x`` over its subtree."""
+        acc = x.tolist()
+        parent = self.parent
+        for v in self.tree:  # children before parents
+            acc[parent[v]] += acc[v]
+        return np.asarray([acc[v] for v in self.tree])
+
+    def lca(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Per pair of routers hanging off one root, the lowest router above both."""
+        a, b = a.astype(np.int64), b.astype(np.int64)
+        da, db = self.depth[a], self.depth[b]
+        while True:
+            ne = a != b
+            if not ne.any():
+                return a
+            up_a, up_b = ne & (da >= db), ne & (db >= da)
+            a, da = np.where(up_a, self.par[a], a), da - up_a
+            b, db = np.where(up_b, self.par[b], b), db - up_b
 
     def chain(self, v: int) -> List[int]:
         """The routers from ``v`` up to its root, both included."""
@@ -122,6 +150,17 @@ class Reduction:
         on_b = set(b)
         i = next(i for i, v in enumerate(a) if v in on_b)
         return tuple(a[:i + 1]) + tuple(reversed(b[:b.index(a[i])]))
+
+
+def _options(columns: int) -> Dict[str, Any]:
+    """HiGHS's options for an arc LP of ``columns`` variables, measured on REPETITA's 232 that
+    have one (docs/performance.md): no presolve (it removed nothing, at 10-40 % more time);
+    below :data:`DANTZIG_BELOW` variables Dantzig's pricing in the dual simplex (15-25 % less
+    time in the median), above it HiGHS's own choice (Dantzig took 25 % more there)."""
+    out: Dict[str, Any] = {"presolve": "off"}
+    if columns < DANTZIG_BELOW:
+        out["simplex_dual_edge_weight_strategy"] = 0
+    return out
 
 
 def fits(red: Reduction, S: np.ndarray, T: np.ndarray, num_arcs: int) -> bool:
@@ -197,14 +236,12 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     load = np.zeros(m2)
     L, a_star = 0.0, -1
     ups = np.asarray(red.up, dtype=np.int64)[red.tree]
-    if red.tree:
-        Dn = np.zeros((n, n))
-        Dn[S, T] = V  # one demand per pair (demand_arrays)
-        M = red.sub
-        MD = M @ Dn
-        inner = np.einsum("ij,ij->i", MD, M)
-        load[ups] = MD.sum(axis=1) - inner
-        load[ups ^ 1] = M @ Dn.sum(axis=0) - inner
+    if red.tree:  # subtree sums of the volumes out of (into) each router, less those of
+        # the demands both of whose routers are in the subtree (their lowest common router)
+        same = rt_s == rt_t
+        inner = np.bincount(red.lca(S[same], T[same]), weights=V[same], minlength=n)
+        load[ups] = np.maximum(red.subtree_sums(np.bincount(S, V, n) - inner), 0.0)
+        load[ups ^ 1] = np.maximum(red.subtree_sums(np.bincount(T, V, n) - inner), 0.0)
         tarcs = np.concatenate([ups, ups ^ 1])
         util = load[tarcs] / cap[tarcs]
         if len(util) and util.max() > 0:
@@ -215,9 +252,9 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     nc = len(core)
     cidx = np.full(n, -1, dtype=np.int64)
     cidx[core] = np.arange(nc)
-    D = np.zeros((nc, nc))
     cross = rt_s != rt_t
-    np.add.at(D, (cidx[rt_s[cross]], cidx[rt_t[cross]]), V[cross])
+    D: np.ndarray = np.bincount(cidx[rt_s[cross]] * nc + cidx[rt_t[cross]], weights=V[cross],
+                    minlength=nc * nc).reshape(nc, nc)
     rs = np.flatnonzero(D.sum(axis=1) > 0)
     on = (cidx[asrc] >= 0) & (cidx[adst] >= 0)
     carcs = np.flatnonzero(on)
@@ -225,14 +262,13 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     ccap = cap[carcs]
     # a lower bound of the MLU for the demand unit: forced utilisations, each root's demand
     # out and in over its core capacity out and in
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fin = np.isfinite(ccap)
-        cout = np.bincount(cu[fin], weights=ccap[fin], minlength=nc)
-        cin = np.bincount(cv[fin], weights=ccap[fin], minlength=nc)
-        inf_out = np.bincount(cu[~fin], minlength=nc) > 0
-        inf_in = np.bincount(cv[~fin], minlength=nc) > 0
-        lo_out = np.where(inf_out, 0.0, D.sum(axis=1) / cout)
-        lo_in = np.where(inf_in, 0.0, D.sum(axis=0) / cin)
+    fin = np.isfinite(ccap)
+    cout = np.bincount(cu[fin], weights=ccap[fin], minlength=nc)
+    cin = np.bincount(cv[fin], weights=ccap[fin], minlength=nc)
+    cout[np.bincount(cu[~fin], minlength=nc) > 0] = 0.0  # an arc of infinite capacity out
+    cin[np.bincount(cv[~fin], minlength=nc) > 0] = 0.0
+    lo_out = np.divide(D.sum(axis=1), cout, out=np.zeros(nc), where=cout > 0)
+    lo_in = np.divide(D.sum(axis=0), cin, out=np.zeros(nc), where=cin > 0)
     lb = max([L] + [float(x.max()) for x in (lo_out, lo_in) if len(x)])
     unit = float(2.0 ** round(math.log2(lb))) if math.isfinite(lb) and lb > 0 else 1.0
     D, load, L = D / unit, load / unit, L / unit
@@ -268,7 +304,7 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
         res = LPResult("optimal", L, np.asarray([L]), np.zeros(0), 0.0, "no core demand")
     else:
         res = solve_whole(cost, col_lower, starts, index, value, row_lo, row_hi,
-                          presolve=False)  # it removed nothing on REPETITA, at 10-40 % more time
+                          options=_options(ncols))
     sol = ArcSolution(res.status, res.message, math.nan, load, np.zeros(m2), np.zeros(len(S)),
                       ncols, len(row_lo), res.seconds, red, parts)
     if res.status != "optimal":
