@@ -64,6 +64,8 @@ ARC_MAX = 100_000
 
 #: Arc LPs of fewer variables are priced by Dantzig's rule (:func:`_options`).
 DANTZIG_BELOW = 3_000
+#: A column's entries: its tail's row, its head's, its arc's.
+_SIGNS = np.asarray([-1.0, 1.0, 1.0])
 
 
 class Reduction:
@@ -108,6 +110,12 @@ class Reduction:
             depth[v] = depth[parent[v]] + 1
         self.depth = np.asarray(depth, dtype=np.int64)
         self.par = np.asarray(parent, dtype=np.int64)
+        self.ups = np.asarray(up, dtype=np.int64)[tree]
+        self.asrc, self.adst = topo.arc_src.astype(np.int64), topo.arc_dst.astype(np.int64)
+        self.cidx = cidx = np.full(n, -1, dtype=np.int64)
+        cidx[self.core] = np.arange(len(self.core))
+        self.carcs = np.flatnonzero((cidx[self.asrc] >= 0) & (cidx[self.adst] >= 0))
+        self.cu, self.cv = cidx[self.asrc[self.carcs]], cidx[self.adst[self.carcs]]
         self.row = {v: j for j, v in enumerate(tree)}
         sub = np.zeros((len(tree), n))
         for j, v in enumerate(tree):
@@ -197,7 +205,7 @@ class ArcSolution:
         first (module docstring)."""
         p, red = self.parts, self.red
         S, T = p["S"], p["T"]
-        asrc, adst = p["arc_src"], p["arc_dst"]
+        asrc, adst = red.asrc.tolist(), red.adst.tolist()
         comm: Dict[int, Dict[int, List[Tuple[Tuple[int, ...], float]]]] = {}
         f, ci, arcs, rs, D = p["f"], p["ci"], p["arcs"], p["rs"], p["D"]
         core = red.core
@@ -230,12 +238,11 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     """The min-MLU mcf LP of demands ``(S, T, V)`` on capacities ``cap`` (both in the median
     capacity's unit; ``inf`` allowed, every one > 0), solved whole (module docstring)."""
     n, m2 = topo.num_nodes, len(cap)
-    asrc, adst = topo.arc_src.astype(np.int64), topo.arc_dst.astype(np.int64)
     rt_s, rt_t = red.root[S], red.root[T]
     # forced loads of the tree arcs (up from v: from its subtree out; down: the reverse)
     load = np.zeros(m2)
     L, a_star = 0.0, -1
-    ups = np.asarray(red.up, dtype=np.int64)[red.tree]
+    ups = red.ups
     if red.tree:  # subtree sums of the volumes out of (into) each router, less those of
         # the demands both of whose routers are in the subtree (their lowest common router)
         same = rt_s == rt_t
@@ -250,26 +257,23 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     # the core LP's commodities: demands between roots, added up
     core = red.core
     nc = len(core)
-    cidx = np.full(n, -1, dtype=np.int64)
-    cidx[core] = np.arange(nc)
+    cidx = red.cidx
     cross = rt_s != rt_t
     D: np.ndarray = np.bincount(cidx[rt_s[cross]] * nc + cidx[rt_t[cross]], weights=V[cross],
                     minlength=nc * nc).reshape(nc, nc)
-    rs = np.flatnonzero(D.sum(axis=1) > 0)
-    on = (cidx[asrc] >= 0) & (cidx[adst] >= 0)
-    carcs = np.flatnonzero(on)
-    cu, cv = cidx[asrc[carcs]], cidx[adst[carcs]]
+    out_d = D.sum(axis=1)
+    rs = np.flatnonzero(out_d > 0)
+    carcs, cu, cv = red.carcs, red.cu, red.cv
     ccap = cap[carcs]
     # a lower bound of the MLU for the demand unit: forced utilisations, each root's demand
     # out and in over its core capacity out and in
     fin = np.isfinite(ccap)
-    cout = np.bincount(cu[fin], weights=ccap[fin], minlength=nc)
-    cin = np.bincount(cv[fin], weights=ccap[fin], minlength=nc)
-    cout[np.bincount(cu[~fin], minlength=nc) > 0] = 0.0  # an arc of infinite capacity out
-    cin[np.bincount(cv[~fin], minlength=nc) > 0] = 0.0
-    lo_out = np.divide(D.sum(axis=1), cout, out=np.zeros(nc), where=cout > 0)
+    fcap = np.where(fin, ccap, np.inf)  # an arc of infinite capacity: no bound at its ends
+    cout = np.bincount(cu, weights=fcap, minlength=nc)
+    cin = np.bincount(cv, weights=fcap, minlength=nc)
+    lo_out = np.divide(out_d, cout, out=np.zeros(nc), where=cout > 0)
     lo_in = np.divide(D.sum(axis=0), cin, out=np.zeros(nc), where=cin > 0)
-    lb = max([L] + [float(x.max()) for x in (lo_out, lo_in) if len(x)])
+    lb = max(L, float(lo_out.max(initial=0.0)), float(lo_in.max(initial=0.0)))
     unit = float(2.0 ** round(math.log2(lb))) if math.isfinite(lb) and lb > 0 else 1.0
     D, load, L = D / unit, load / unit, L / unit
     k = len(rs)
@@ -283,12 +287,14 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     ar = nconv + arow[cj]
     has_a = fin[cj]
     E = np.stack([tr, hr, ar], axis=1)
-    W = np.broadcast_to(np.asarray([-1.0, 1.0, 1.0]), E.shape)
     keep = np.stack([has_t, np.ones(len(ci), dtype=bool), has_a], axis=1)
     nfin = int(fin.sum())
     index = np.concatenate([E[keep], nconv + np.arange(nfin)])
-    value = np.concatenate([W[keep], -ccap[fin]])
-    starts = np.r_[0, np.cumsum(keep.sum(axis=1)), int(keep.sum()) + nfin]
+    value = np.concatenate([np.broadcast_to(_SIGNS, E.shape)[keep], -ccap[fin]])
+    per = keep.sum(axis=1)
+    starts = np.zeros(len(ci) + 2, dtype=np.int64)
+    np.cumsum(per, out=starts[1:-1])
+    starts[-1] = starts[-2] + nfin
     ncols = len(ci) + 1
     cost = np.zeros(ncols)
     cost[-1] = 1.0
@@ -298,8 +304,7 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     b = D[rs][mask]
     row_lo = np.concatenate([b, np.full(nfin, -np.inf)])
     row_hi = np.concatenate([b, np.zeros(nfin)])
-    parts = {"S": S, "T": T, "arc_src": asrc.tolist(), "arc_dst": adst.tolist(), "ci": ci,
-             "arcs": carcs[cj], "rs": rs, "D": D}
+    parts = {"S": S, "T": T, "ci": ci, "arcs": carcs[cj], "rs": rs, "D": D}
     if k == 0:  # every demand inside one tree: all forced
         res = LPResult("optimal", L, np.asarray([L]), np.zeros(0), 0.0, "no core demand")
     else:
