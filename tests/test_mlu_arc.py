@@ -50,8 +50,9 @@ def test_a_tree_link_is_the_bottleneck():
     y[cd] = 1.0
     assert r.arc_prices == pytest.approx(y, abs=1e-12)
     assert r.demand_prices == pytest.approx([1.0, 1.0, 0.0], abs=1e-12)
-    # the core LP: commodities a, b, c (roots of a, b and e) on the triangle's 6 arcs
-    assert r.rows == 3 * 2 + 6
+    # the core LP: commodities a, b, c (roots of a, b and e), a row per core router each (a
+    # small LP keeps its root's), the triangle's 6 arcs
+    assert r.rows == 3 * 3 + 6
     c, d = t.index_of("c"), t.index_of("d")
     assert sum(f for _, f in r.paths[1]) == pytest.approx(0.5)
     assert all(p[-2:] == (c, d) for p, _ in r.paths[1])  # the core's way to c, then c -> d
@@ -191,3 +192,17 @@ def test_fixed_columns_and_other_solvers_take_the_column_generation():
     t, dem = _hanging(3)
     assert not isinstance(min_mlu(t, dem, model="mcf", fixed_columns=True), LazyMLUResult)
     assert isinstance(min_mlu(t, dem, model="mcf"), LazyMLUResult)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_root_rows_change_nothing(seed, monkeypatch):
+    """A small arc LP keeps each commodity's row at its root (redundant), a large one drops
+    it: the same optimum and the same prices."""
+    t, dem = _hanging(seed)
+    small = min_mlu(t, dem, model="mcf")
+    monkeypatch.setattr(mlu_arc, "SMALL_LP", 0)
+    large = min_mlu(t, dem, model="mcf")
+    assert large.rows < small.rows
+    assert large.mlu == pytest.approx(small.mlu, rel=1e-9)
+    assert float(large.volumes @ large.demand_prices) == pytest.approx(large.mlu, rel=1e-7)
+    assert float(small.volumes @ small.demand_prices) == pytest.approx(small.mlu, rel=1e-7)

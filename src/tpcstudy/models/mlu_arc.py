@@ -24,10 +24,12 @@ The LP (minimise ``U``; ``f[r, a] >= 0`` commodity ``r``'s flow on core arc ``a`
     U >= L
 
 with ``D[r, v]`` the demand between the roots, no variable for an arc into its commodity's
-root and no row for the root itself (both redundant). Capacities and volumes are counted in
-the median capacity, volumes again in the power of two nearest a lower bound of the MLU (the
-forced utilisations, each root's demand over its capacity out and in), so that the LP's MLU is
-near 1 whatever the unit (``tests/test_mlu_scale.py``).
+root, and no row for the root itself (redundant) except in a small LP (:data:`SMALL_LP`),
+where the root's row ``- outflow_r(r) = - sum_v D[r, v]`` saves the dual simplex iterations.
+Capacities and volumes are counted in the median capacity, volumes again in the power of two
+nearest a lower bound of the MLU (the forced utilisations, each root's demand over its
+capacity out and in), so that the LP's MLU is near 1 whatever the unit
+(``tests/test_mlu_scale.py``).
 
 Duals: ``y_a`` (the arc rows', ``>= 0``) and ``pi[r, v]`` (the rows', ``pi[r, r] = 0``); where
 ``U`` sits at ``L``, the rest of ``sum_a cap_a y_a = 1`` goes to the tree arc of utilisation
@@ -62,8 +64,11 @@ __all__ = ["ARC_MAX", "fits", "Reduction", "ArcSolution", "solve_arc", "arc_mlu"
 #: TataNld's (docs/performance.md); above it the column generation, whose LP stays small.
 ARC_MAX = 100_000
 
-#: Arc LPs of fewer variables are priced by Dantzig's rule (:func:`_options`).
-DANTZIG_BELOW = 3_000
+#: An arc LP of fewer variables is *small*: it keeps each commodity's conservation row at
+#: its root (redundant, yet the dual simplex needs 35-45 % fewer iterations: 15-20 % less
+#: time in the median below this size, up to 2.5x more above 5,000) and is priced by
+#: Dantzig's rule (:func:`_options`). Measured on REPETITA: docs/performance.md.
+SMALL_LP = 3_000
 #: A column's entries: its tail's row, its head's, its arc's.
 _SIGNS = np.asarray([-1.0, 1.0, 1.0])
 
@@ -160,13 +165,13 @@ class Reduction:
         return tuple(a[:i + 1]) + tuple(reversed(b[:b.index(a[i])]))
 
 
-def _options(columns: int) -> Dict[str, Any]:
-    """HiGHS's options for an arc LP of ``columns`` variables, measured on REPETITA's 232 that
-    have one (docs/performance.md): no presolve (it removed nothing, at 10-40 % more time);
-    below :data:`DANTZIG_BELOW` variables Dantzig's pricing in the dual simplex (15-25 % less
-    time in the median), above it HiGHS's own choice (Dantzig took 25 % more there)."""
+def _options(small: bool) -> Dict[str, Any]:
+    """HiGHS's options for an arc LP, measured on REPETITA's 232 that have one
+    (docs/performance.md): no presolve (it removed nothing, at 10-40 % more time); on a small
+    LP (:data:`SMALL_LP`) Dantzig's pricing in the dual simplex (15-25 % less time in the
+    median), else HiGHS's own choice (Dantzig took 25 % more there)."""
     out: Dict[str, Any] = {"presolve": "off"}
-    if columns < DANTZIG_BELOW:
+    if small:
         out["simplex_dual_edge_weight_strategy"] = 0
     return out
 
@@ -278,12 +283,18 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     D, load, L = D / unit, load / unit, L / unit
     k = len(rs)
     ci, cj = np.nonzero(cv[None, :] != rs[:, None])  # no arc into its commodity's root
-    base = ci * (nc - 1)
-    hr = base + cv[cj] - (cv[cj] > rs[ci])
-    tr = base + cu[cj] - (cu[cj] > rs[ci])
-    has_t = cu[cj] != rs[ci]
+    small = len(ci) < SMALL_LP
+    per_row = nc if small else nc - 1  # small: the root's own row too (module docstring)
+    base = ci * per_row
+    if small:
+        hr, tr = base + cv[cj], base + cu[cj]
+        has_t = np.ones(len(ci), dtype=bool)
+    else:
+        hr = base + cv[cj] - (cv[cj] > rs[ci])
+        tr = base + cu[cj] - (cu[cj] > rs[ci])
+        has_t = cu[cj] != rs[ci]
     arow = np.cumsum(fin) - 1
-    nconv = k * (nc - 1)
+    nconv = k * per_row
     ar = nconv + arow[cj]
     has_a = fin[cj]
     E = np.stack([tr, hr, ar], axis=1)
@@ -301,7 +312,12 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     col_lower = np.zeros(ncols)
     col_lower[-1] = L
     mask = np.arange(nc)[None, :] != rs[:, None]
-    b = D[rs][mask]
+    if small:  # into the root: minus all it sends
+        Dr = D[rs]
+        Dr[np.arange(k), rs] = -Dr.sum(axis=1)
+        b = Dr.ravel()
+    else:
+        b = D[rs][mask]
     row_lo = np.concatenate([b, np.full(nfin, -np.inf)])
     row_hi = np.concatenate([b, np.zeros(nfin)])
     parts = {"S": S, "T": T, "ci": ci, "arcs": carcs[cj], "rs": rs, "D": D}
@@ -309,7 +325,7 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
         res = LPResult("optimal", L, np.asarray([L]), np.zeros(0), 0.0, "no core demand")
     else:
         res = solve_whole(cost, col_lower, starts, index, value, row_lo, row_hi,
-                          options=_options(ncols))
+                          options=_options(small))
     sol = ArcSolution(res.status, res.message, math.nan, load, np.zeros(m2), np.zeros(len(S)),
                       ncols, len(row_lo), res.seconds, red, parts)
     if res.status != "optimal":
@@ -326,9 +342,13 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
         y[a_star] = rest / cap[a_star]
     P = np.zeros((nc, nc))
     if k:
-        sub = np.zeros((k, nc))
-        sub[mask] = duals[:nconv]
-        P[rs] = sub
+        if small:  # potentials relative to the root's
+            pot = duals[:nconv].reshape(k, nc)
+            P[rs] = pot - pot[np.arange(k), rs][:, None]
+        else:
+            sub = np.zeros((k, nc))
+            sub[mask] = duals[:nconv]
+            P[rs] = sub
     z = P[cidx[rt_s], cidx[rt_t]]
     if a_star >= 0 and y[a_star] > 0:  # the demands crossing the forced arc pay for it
         j = int(np.flatnonzero((ups == a_star) | ((ups ^ 1) == a_star))[0])
