@@ -206,3 +206,24 @@ def test_the_root_rows_change_nothing(seed, monkeypatch):
     assert large.mlu == pytest.approx(small.mlu, rel=1e-9)
     assert float(large.volumes @ large.demand_prices) == pytest.approx(large.mlu, rel=1e-7)
     assert float(small.volumes @ small.demand_prices) == pytest.approx(small.mlu, rel=1e-7)
+
+
+def test_flow_on_cycles_leaves_the_loads(repetita):
+    """REPETITA's Arnes: the LP's optimal arc flows carry a cycle on two arcs (10 % of the
+    largest load; it costs nothing where an arc is not tight). The routing drops it, and the
+    loads are the routing's once it is read: the paths give them, their utilisation peaks at
+    the MLU."""
+    from tpcstudy.io import read_demands
+
+    g = repetita / "2016TopologyZooUCL_inverseCapacity" / "Arnes.graph"
+    t = read_topology(g, capacity="file", weight="file")
+    r = min_mlu(t, read_demands(g.with_name("Arnes.0000.demands"), t), model="mcf")
+    arc_of = {(a, b): i for i, (a, b) in enumerate(zip(t.arc_src.tolist(), t.arc_dst.tolist()))}
+    load = np.zeros(2 * t.num_links)
+    for paths in r.paths:
+        for p, f in paths:
+            assert len(set(p)) == len(p)
+            for a, b in zip(p[:-1], p[1:]):
+                load[arc_of[(a, b)]] += f
+    np.testing.assert_allclose(r.loads, load, rtol=1e-9, atol=1e-9 * load.max())
+    assert r.utilisation.max() == pytest.approx(r.mlu, rel=1e-9)

@@ -55,7 +55,7 @@ import numpy as np
 from ..lp import LPResult, in_process, solve_whole
 from ..topology import Topology
 from .decompose import source_paths
-from .mlu_result import LazyMLUResult, MLUResult, make_result
+from .mlu_result import LazyMLUResult, MLUResult, make_result, utilisation_of
 
 __all__ = ["ARC_MAX", "fits", "Reduction", "ArcSolution", "solve_arc", "arc_mlu"]
 
@@ -205,9 +205,11 @@ class ArcSolution:
     red: Reduction
     parts: Dict[str, Any]
 
-    def routing(self, V: np.ndarray) -> List[List[Tuple[Tuple[int, ...], float]]]:
+    def routing(self, V: np.ndarray) -> Tuple[List[List[Tuple[Tuple[int, ...], float]]],
+                                               np.ndarray]:
         """Per demand, its paths (routers) and their flows (summing to ``V[d]``), the largest
-        first (module docstring)."""
+        first (module docstring); and what they put on each core arc (the LP's flows less any
+        cycle, which carries nothing to anyone)."""
         p, red = self.parts, self.red
         S, T = p["S"], p["T"]
         asrc, adst = red.asrc.tolist(), red.adst.tolist()
@@ -222,6 +224,7 @@ class ArcSolution:
             tol = 1e-12 * max(1.0, max(need.values(), default=1.0))
             comm[int(core[r])] = source_paths(asrc, adst, int(core[r]), flow, need, tol)
         out: List[List[Tuple[Tuple[int, ...], float]]] = []
+        core_load = np.zeros(len(asrc))
         for s, t, vol in zip(S.tolist(), T.tolist(), V.tolist()):
             rs_, rt = int(red.root[s]), int(red.root[t])
             if rs_ == rt:
@@ -234,8 +237,9 @@ class ArcSolution:
             for q, a in ways:
                 seq = tuple(head) + (asrc[q[0]],) + tuple(adst[b] for b in q) + tuple(tail)
                 got[seq] = got.get(seq, 0.0) + vol * a / total
+                core_load[list(q)] += vol * a / total
             out.append(sorted(got.items(), key=lambda e: (-e[1], e[0])))
-        return out
+        return out, core_load
 
 
 def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: np.ndarray,
@@ -374,7 +378,18 @@ def arc_mlu(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: np.
                       lp_seconds=sol.seconds, sources=S, targets=T, volumes=V,
                       arc_prices=sol.y / scale, demand_prices=sol.z / scale)
     assert isinstance(out, LazyMLUResult)
-    out.make_paths = functools.partial(sol.routing, V)
+    out.make_paths = functools.partial(_settle, sol, V, out.loads, cap)
     out.mlu, out.lam = (sol.mlu, 1.0 / sol.mlu) if sol.mlu > 0 else (0.0, math.inf)
     out.seconds = time.perf_counter() - t0
     return out
+
+
+def _settle(sol: ArcSolution, V: np.ndarray, lp_load: np.ndarray, cap: np.ndarray
+            ) -> Tuple[List[List[Tuple[Tuple[int, ...], float]]], np.ndarray, np.ndarray]:
+    """The routing of an arc LP's answer, the loads it gives (the trees' forced loads as the
+    LP had them, the core's as the paths carry them) and their utilisation
+    (:class:`LazyMLUResult`)."""
+    paths, core_load = sol.routing(V)
+    load = lp_load.copy()
+    load[sol.red.carcs] = core_load[sol.red.carcs]
+    return paths, load, utilisation_of(load, cap)

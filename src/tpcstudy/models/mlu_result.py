@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["MLUResult", "LazyMLUResult", "Path", "Routing", "make_result"]
+__all__ = ["MLUResult", "LazyMLUResult", "Path", "Routing", "make_result", "utilisation_of"]
 
 #: A path's routers: (source, waypoints..., target) for sr and ecmp, every router for
 #: multipath and mcf.
@@ -94,30 +94,63 @@ class MLUResult:
 
 
 class LazyMLUResult(MLUResult):
-    """An :class:`MLUResult` whose :attr:`~MLUResult.paths` are computed when first read (by
-    ``make_paths()``: the arc LP's flows decomposed into paths), not when solved: callers that
-    need only the MLU, the loads or the prices never pay for the decomposition."""
+    """An :class:`MLUResult` whose :attr:`~MLUResult.paths` are computed when first read, not
+    when solved (by ``make_paths()``: the arc LP's flows decomposed into paths), and with them
+    the :attr:`~MLUResult.loads` and :attr:`~MLUResult.utilisation` the paths give (the LP's
+    arc flows until then; they differ only by flow on cycles, which carry nothing): callers
+    that need only the MLU or the prices never pay for the decomposition."""
 
-    make_paths: Optional[Callable[[], Routing]] = None
+    make_paths: Optional[Callable[[], Tuple[Routing, np.ndarray, np.ndarray]]] = None
     _routing: Routing
+    _loads: np.ndarray
+    _util: np.ndarray
+
+    def _settle(self) -> None:
+        make = self.make_paths
+        if make is not None:
+            self.make_paths = None
+            self._routing, self._loads, self._util = make()
 
     @property
     def paths(self) -> Routing:
-        if self.make_paths is not None:
-            self._routing, self.make_paths = self.make_paths(), None
+        self._settle()
         return self._routing
 
     @paths.setter
     def paths(self, value: Routing) -> None:
-        self._routing, self.make_paths = value, None
+        self._routing = value
+
+    @property
+    def loads(self) -> np.ndarray:
+        self._settle()
+        return self._loads
+
+    @loads.setter
+    def loads(self, value: np.ndarray) -> None:
+        self._loads = value
+
+    @property
+    def utilisation(self) -> np.ndarray:
+        self._settle()
+        return self._util
+
+    @utilisation.setter
+    def utilisation(self, value: np.ndarray) -> None:
+        self._util = value
+
+
+def utilisation_of(load: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """``load / cap`` per arc (``inf`` on a loaded arc of capacity 0, 0 on an empty one)."""
+    util = np.divide(load, cap, out=np.full_like(load, np.inf), where=cap > 0)
+    util[(load <= 0) & (cap <= 0)] = 0.0
+    return util
 
 
 def make_result(model: str, k: Optional[int], load: np.ndarray, cap: np.ndarray, demands: int,
                 cls: type = MLUResult, **kw: Any) -> MLUResult:
     """The result of routing ``load`` (per arc) on capacities ``cap``: its utilisation and MLU
     (a ``cls``, :class:`MLUResult` or :class:`LazyMLUResult`)."""
-    util = np.divide(load, cap, out=np.full_like(load, np.inf), where=cap > 0)
-    util[(load <= 0) & (cap <= 0)] = 0.0
+    util = utilisation_of(load, cap)
     mlu = float(util.max()) if len(util) else 0.0
     out: MLUResult = cls(model=model, k=k, mlu=mlu, lam=1.0 / mlu if mlu > 0 else math.inf,
               loads=load, utilisation=util, demands=demands, **kw)
