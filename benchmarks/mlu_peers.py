@@ -9,14 +9,19 @@ numpy/scipy.sparse and solved by HiGHS (highspy, ``passModel`` then ``run``; ``-
 linprog`` uses ``scipy.optimize.linprog(method="highs")``).
 Both sides start from the same parsed topology and demand arrays; each side's time includes
 building its LP. Per instance the two run one after the other in alternating order, ``--reps``
-times (the median is kept), in one process.
+times at least and until the pair has taken ``--min-seconds`` (at most ``--max-reps``: small
+instances get more repetitions, so one preemption of a busy machine does not decide their
+median), a fresh topology each time, in one process; the ratio is taken per repetition.
+``--paths`` also reads tpcstudy's routing (``MLUResult.paths``, decomposed from the arc flows
+when first read) inside its timing.
 
     python benchmarks/mlu_peers.py                    # all 260 instances, inverse capacity
     python benchmarks/mlu_peers.py GtsCe Cogentco --reps 5
 
-Prints per instance both times, the ratio (plain / tpcstudy, above 1 = tpcstudy faster) and the
-optimum's relative difference; then the slowest five (tpcstudy's time), the five lowest ratios
-and the spread of the ratios. REPETITA is found as the product finds it (TPCSTUDY_REPETITA_MIRROR).
+Prints per instance both times (medians), the ratio (plain / tpcstudy per repetition, above 1 =
+tpcstudy faster: median [min-max]) and the optimum's relative difference; then how many ratios
+are >= 1, their median and quartiles, the slowest five (tpcstudy's time) and the five lowest
+ratios. REPETITA is found as the product finds it (TPCSTUDY_REPETITA_MIRROR).
 """
 
 from __future__ import annotations
@@ -206,7 +211,11 @@ def mlu_markdown(rows: List[Dict[str, Any]]) -> str:
 def main(argv: Any = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="instances (default: every one)")
-    p.add_argument("--reps", type=int, default=1, help="repetitions per instance (median kept)")
+    p.add_argument("--reps", type=int, default=3, help="least repetitions per instance")
+    p.add_argument("--min-seconds", type=float, default=0.3,
+                   help="repeat until the pair took this long (default 0.3)")
+    p.add_argument("--max-reps", type=int, default=15, help="most repetitions (default 15)")
+    p.add_argument("--paths", action="store_true", help="time tpcstudy's routing read too")
     p.add_argument("--via", choices=("highspy", "linprog"), default="highspy")
     p.add_argument("--weights", choices=("inverse-capacity", "unary"), default="inverse-capacity")
     p.add_argument("--rows", action="store_true",
@@ -222,14 +231,15 @@ def main(argv: Any = None) -> int:
 
     files = {f.stem: f for f in topology_files(f"repetita/{args.weights}")}
     names = args.names or sorted(files)
-    rows: List[Tuple[str, float, float, float, float]] = []
+    rows: List[Tuple[str, float, float, float, float, float, float, int]] = []
     topo, dem = load(names[0], files)  # warm up both sides (imports, first calls)
     S, T, V = demand_arrays(topo, dem)
     plain_arc_lp(topo.num_nodes, np.asarray(topo.arc_src), np.asarray(topo.arc_dst),
                  np.asarray(topo.arc_capacity, dtype=np.float64), S, T, V, args.via)
     min_mlu(topo, dem, model="mcf")
     flip = False
-    print(f"{'instance':>22} {'plain s':>9} {'tpcstudy s':>10} {'ratio':>6}  rel.diff")
+    print(f"{'instance':>22} {'plain s':>9} {'tpcstudy s':>10} {'ratio [min-max]':>18} reps"
+          "  rel.diff")
     for name in names:
         topo, dem = load(name, files)
         S, T, V = demand_arrays(topo, dem)
@@ -237,7 +247,8 @@ def main(argv: Any = None) -> int:
         cap = np.asarray(topo.arc_capacity, dtype=np.float64)
         tp: List[float] = []
         tt: List[float] = []
-        for rep in range(args.reps):
+        rep = 0
+        while rep < args.reps or (sum(tp) + sum(tt) < args.min_seconds and rep < args.max_reps):
             if rep:  # a fresh topology each time, as a user's one call meets it (no caches)
                 topo, dem = load(name, files)
             for side in (("t", "p") if flip else ("p", "t")):
@@ -246,26 +257,35 @@ def main(argv: Any = None) -> int:
                     vp = plain_arc_lp(topo.num_nodes, asrc, adst, cap, S, T, V, args.via)
                     tp.append(time.perf_counter() - t0)
                 else:
-                    vt = min_mlu(topo, dem, model="mcf").mlu
+                    r = min_mlu(topo, dem, model="mcf")
+                    if args.paths:
+                        len(r.paths)
                     tt.append(time.perf_counter() - t0)
+                    vt = r.mlu
             flip = not flip
+            rep += 1
         sp, st = statistics.median(tp), statistics.median(tt)
+        ratios = sorted(a / b for a, b in zip(tp, tt))
         diff = abs(vt - vp) / max(abs(vp), 1e-300)
-        rows.append((name, sp, st, sp / st, diff))
-        print(f"{name:>22} {sp:9.4f} {st:10.4f} {sp / st:6.2f}  {diff:.1e}"
+        rows.append((name, sp, st, statistics.median(ratios), diff, ratios[0], ratios[-1], rep))
+        print(f"{name:>22} {sp:9.4f} {st:10.4f} {statistics.median(ratios):6.2f} "
+              f"[{ratios[0]:4.2f}-{ratios[-1]:5.2f}] {rep:4d}  {diff:.1e}"
               f"{'' if diff <= 1e-7 else '  DIFFERENT'}", flush=True)
     ratios = [r[3] for r in rows]
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
     print(f"\n{len(rows)} instances: total plain {sum(r[1] for r in rows):.2f} s, tpcstudy "
-          f"{sum(r[2] for r in rows):.2f} s; ratio min {min(ratios):.2f} median "
-          f"{statistics.median(ratios):.2f} max {max(ratios):.2f}; below 1: "
-          f"{sum(x < 1 for x in ratios)}; optimum differs > 1e-7: "
-          f"{sum(r[4] > 1e-7 for r in rows)}")
+          f"{sum(r[2] for r in rows):.2f} s; ratio >= 1: {sum(x >= 1 for x in ratios)} of "
+          f"{len(rows)}; ratio min {min(ratios):.2f} quartiles {q[0]:.2f} / {q[1]:.2f} / "
+          f"{q[2]:.2f} max {max(ratios):.2f}; optimum differs > 1e-7: "
+          f"{sum(r[4] > 1e-7 for r in rows)} (largest {max(r[4] for r in rows):.1e})")
     print("slowest five (tpcstudy time):")
     for r in sorted(rows, key=lambda r: -r[2])[:5]:
-        print(f"  {r[0]:>22} plain {r[1]:.3f} s tpcstudy {r[2]:.3f} s ratio {r[3]:.2f}")
+        print(f"  {r[0]:>22} plain {r[1]:.3f} s tpcstudy {r[2]:.3f} s ratio {r[3]:.2f} "
+              f"[{r[5]:.2f}-{r[6]:.2f}]")
     print("lowest five ratios:")
     for r in sorted(rows, key=lambda r: r[3])[:5]:
-        print(f"  {r[0]:>22} plain {r[1]:.3f} s tpcstudy {r[2]:.3f} s ratio {r[3]:.2f}")
+        print(f"  {r[0]:>22} plain {r[1]:.4f} s tpcstudy {r[2]:.4f} s ratio {r[3]:.2f} "
+              f"[{r[5]:.2f}-{r[6]:.2f}] over {r[7]} repetitions")
     return 0
 
 

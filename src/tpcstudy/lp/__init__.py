@@ -48,12 +48,13 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..errors import UsageError
 from .base import STATUSES, LPModel, LPResult
-from .highs import HighsModel
+from .highs import HighsModel, solve_whole
 from .isolated import IsolatedModel
 from .ortools import OrtoolsModel
 from .pulp import PulpModel
 
-__all__ = ["LPResult", "LPModel", "make_model", "SOLVERS", "STATUSES"]
+__all__ = ["LPResult", "LPModel", "make_model", "SOLVERS", "STATUSES", "solve_whole",
+           "in_process"]
 
 #: Backend names accepted by :func:`make_model`.
 SOLVERS: Tuple[str, ...] = ("highs", "glop", "pdlp", "pulp")
@@ -115,3 +116,8 @@ def _local_model(key: str, options: Dict[str, Any]) -> LPModel:
         return PulpModel(**options)
     except TypeError as exc:
         raise UsageError(f"{key}: bad option ({exc})") from exc
+
+
+def in_process(solver: str) -> bool:
+    """Can ``solver``'s package be used in this process (no conflicting package loaded)?"""
+    return not _conflicts(str(solver).lower())

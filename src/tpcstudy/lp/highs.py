@@ -1,4 +1,5 @@
-"""The HiGHS backend (highspy): one live model, warm-started re-solves (the default)."""
+"""The HiGHS backend (highspy): one live model, warm-started re-solves (the default); and
+:func:`solve_whole`, a whole LP with ranged rows passed to HiGHS in one call."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from ..errors import SolverError, UsageError
 from .base import INF, LPResult, ModelBase
 
-__all__ = ["HighsModel"]
+__all__ = ["HighsModel", "solve_whole"]
 
 _SIMPLEX_STRATEGY = {"dual": 1, "primal": 4, "auto": 1}
 _BANNER = threading.Lock()
@@ -153,3 +154,61 @@ class HighsModel(ModelBase):
         self._suffix(path)
         if self._h.writeModel(str(path)) == self._hs.HighsStatus.kError:
             raise SolverError(f"highs: could not write the model to {path}")
+
+
+def solve_whole(cost: np.ndarray, col_lower: np.ndarray, starts: np.ndarray, index: np.ndarray,
+                value: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray, *,
+                options: Optional[Dict[str, Any]] = None) -> LPResult:
+    """Minimise ``cost @ x`` subject to ``row_lower <= A x <= row_upper``, ``x >= col_lower``
+    (no upper bounds; ``-inf`` row bounds allowed), ``A`` column-wise (``starts`` of length
+    columns + 1, ``index``, ``value``), passed to HiGHS in one call and solved by its dual
+    simplex (``options``: further HiGHS options, set verbatim; a bad one is a UsageError): no
+    per-row or per-column Python. Unlike :class:`HighsModel` (maximisation, ``<=`` rows, duals
+    ``>= 0``), :attr:`LPResult.duals` are HiGHS's own: ``d objective / d bound`` of each row
+    (``<= 0`` on a tight upper bound). A solver failure is a status, never an exception."""
+    import highspy
+
+    hs = highspy
+    t0 = time.perf_counter()
+    m, n = len(row_lower), len(cost)
+    h = _new_highs(hs)
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("solver", "simplex")
+    h.setOptionValue("random_seed", 0)
+    for key, val in (options or {}).items():
+        if h.setOptionValue(key, val) != hs.HighsStatus.kOk:
+            raise UsageError(f"highs: bad option {key}={val!r}")
+    lp = hs.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = np.asarray(cost, dtype=np.float64)
+    lp.col_lower_ = np.asarray(col_lower, dtype=np.float64)
+    lp.col_upper_ = np.full(n, hs.kHighsInf)
+    lp.row_lower_ = np.maximum(np.asarray(row_lower, dtype=np.float64), -hs.kHighsInf)
+    lp.row_upper_ = np.minimum(np.asarray(row_upper, dtype=np.float64), hs.kHighsInf)
+    lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.asarray(starts, dtype=np.int32)
+    lp.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.asarray(value, dtype=np.float64)
+    nan = float("nan")
+    try:
+        if h.passModel(lp) == hs.HighsStatus.kError:
+            return LPResult("error", nan, np.full(n, nan), np.full(m, nan),
+                            time.perf_counter() - t0, "highs: passModel failed")
+        h.run()
+        ms = h.getModelStatus()
+        info = h.getInfo()
+        its = int(info.simplex_iteration_count)
+        text = h.modelStatusToString(ms)
+        if ms == hs.HighsModelStatus.kOptimal:
+            sol = h.getSolution()
+            return LPResult("optimal", float(info.objective_function_value),
+                            np.array(sol.col_value, dtype=np.float64),
+                            np.array(sol.row_dual, dtype=np.float64),
+                            time.perf_counter() - t0, text, its)
+        status = {hs.HighsModelStatus.kInfeasible: "infeasible",
+                  hs.HighsModelStatus.kUnbounded: "unbounded"}.get(ms, "error")
+        return LPResult(status, nan, np.full(n, nan), np.full(m, nan),
+                        time.perf_counter() - t0, text, its)
+    except Exception as exc:  # a solver failure is data, not a crash
+        return LPResult("error", nan, np.full(n, nan), np.full(m, nan),
+                        time.perf_counter() - t0, f"{type(exc).__name__}: {exc}")

@@ -64,7 +64,6 @@ demand makes the matrix unroutable: MLU ``inf``.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import math
 import time
@@ -76,6 +75,9 @@ from .. import paths as _paths
 from ..errors import SolverError, UsageError
 from ..lp import LPResult, make_model
 from ..topology import Topology
+from .decompose import ZERO_TOL, dag_paths
+from .mlu_arc import Reduction, arc_mlu, fits
+from .mlu_result import MLUResult, Path, Routing, make_result
 from .oracles import PRICE_TOL, Key, Oracle, SegmentRatios, capacity_scale, sr_usage
 
 __all__ = ["MLU_MODELS", "MLUResult", "min_mlu", "ecmp_loads", "demand_arrays", "Path",
@@ -90,91 +92,9 @@ MIN_CAPACITY = 1e-7
 #: outside it the volumes are rescaled first (:func:`_demand_unit`). At 1e-7 the LP's MLUs were
 #: already wrong by 23 % (mcf) and 59 % (multipath) on Abilene.
 DEMAND_RANGE = (1e-3, 1e3)
-#: ``|r_p(a) - r_key(a)|`` at or below this is rounding (ratios are sums of fractions <= 1).
-ZERO_TOL = 1e-12
 #: Most columns entering the LP per round: those furthest below their demand's dual (the
 #: optimum does not depend on it, tests/test_mlu.py; how 300 was chosen: docs/history.md).
 ENTER_MAX = 300
-#: A path's routers: (source, waypoints..., target) for sr and ecmp, every router for
-#: multipath and mcf.
-Path = Tuple[int, ...]
-#: Per demand, its paths with the traffic each carries.
-Routing = List[List[Tuple[Path, float]]]
-
-
-def _empty_ids() -> np.ndarray:
-    return np.zeros(0, dtype=np.int32)
-
-
-@dataclasses.dataclass
-class MLUResult:
-    """The minimum MLU of one model on one demand matrix, with the routing that reaches it.
-
-    Attributes
-    ----------
-    model, k
-        The model and its segment limit (``sr``; else ``None``).
-    mlu
-        The maximum link utilisation of the best routing (``inf``: a demand cannot be routed).
-        For the LP models, the LP optimum (``utilisation.max()`` equals it to the solver's
-        tolerance).
-    lam
-        ``1 / mlu``: the largest factor the matrix can grow by.
-    loads
-        Per directed arc, the traffic of the best routing (in the demands' unit): what
-        :attr:`paths` put on it.
-    utilisation
-        ``loads / capacity`` per arc.
-    demands
-        Demands routed (zero volumes and self-demands left out).
-    columns, iterations, seconds
-        Columns in the final LP (the key columns included), column-generation rounds,
-        wall-clock time.
-    sources, targets, volumes
-        The demands routed, as :func:`demand_arrays` gives them (router ids, volumes).
-    paths
-        Per demand ``i`` (the order of :attr:`sources`), the paths carrying it and their
-        traffic: ``paths[i] = [(path, flow), ...]`` with ``path`` a tuple of router ids
-        (:data:`Path`: sr and ecmp, the source, the waypoints and the target, each segment
-        split by ECMP; multipath and mcf, every router of a simple path) and ``flow`` the
-        traffic of the matrix itself (not scaled by ``lam``); the flows of a demand sum to its
-        volume (to 1e-9 relative), the largest first. Empty when the matrix is unroutable.
-        Under ``--links multigraph`` a router sequence of mcf or multipath does not say which
-        of parallel links it takes (its traffic is in :attr:`loads`).
-    arc_prices, demand_prices
-        The LP models' optimality certificate (empty for ecmp): the final duals ``y_a >= 0``
-        per arc (in 1 / the capacities' unit, ``sum_a capacity_a y_a = 1``) and ``z_d`` per
-        demand, with ``z_d`` at most the price ``sum_a r_p(a) y_a`` of every column ``p`` of
-        the model for ``d`` and ``mlu = sum_d volume_d z_d`` (LP duality): ``z_d`` is how much
-        the MLU grows per unit more of demand ``d``, to first order.
-    rows, lp_seconds
-        Rows of the final LP; seconds spent in the LP solver.
-    bound
-        A lower bound on the MLU of any routing of the model's kind, where one is computed
-        (``sr-unsplit``: :func:`tpcstudy.models.unsplit.sr_unsplit`); else ``nan``.
-    """
-
-    model: str
-    k: Optional[int]
-    mlu: float
-    lam: float
-    loads: np.ndarray
-    utilisation: np.ndarray
-    demands: int
-    columns: int = 0
-    iterations: int = 0
-    seconds: float = 0.0
-    sources: np.ndarray = dataclasses.field(default_factory=_empty_ids)
-    targets: np.ndarray = dataclasses.field(default_factory=_empty_ids)
-    volumes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
-    paths: Routing = dataclasses.field(default_factory=list)
-    arc_prices: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
-    demand_prices: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
-    rows: int = 0
-    lp_seconds: float = 0.0
-    bound: float = math.nan
-
-
 def demand_arrays(topo: Topology, demands: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(sources, targets, volumes)`` of a demand matrix: a structured array as
     :func:`tpcstudy.io.read_demands` returns (``src``, ``dst``, ``bw``) or ``(source, target,
@@ -356,50 +276,6 @@ class _Master:
         return x, key
 
 
-def _result(model: str, k: Optional[int], load: np.ndarray, cap: np.ndarray, demands: int,
-            **kw: Any) -> MLUResult:
-    util = np.divide(load, cap, out=np.full_like(load, np.inf), where=cap > 0)
-    util[(load <= 0) & (cap <= 0)] = 0.0
-    mlu = float(util.max()) if len(util) else 0.0
-    return MLUResult(model=model, k=k, mlu=mlu, lam=1.0 / mlu if mlu > 0 else math.inf,
-                     loads=load, utilisation=util, demands=demands, **kw)
-
-
-def _dag_paths(arc_src: List[int], arc_dst: List[int], s: int, t: int, arcs: List[int],
-               fr: List[float]) -> List[Tuple[Path, float]]:
-    """One unit of ECMP traffic ``s -> t`` (``fr`` per arc of its DAG) as simple paths with
-    their shares: the path of the largest remaining arc shares first, its bottleneck taken out,
-    until nothing leaves ``s`` (at most one path per arc)."""
-    if all(f >= 1.0 - ZERO_TOL for f in fr):  # a single shortest path
-        nxt = {arc_src[a]: arc_dst[a] for a in arcs}
-        seq, u = [s], s
-        while u != t:
-            u = nxt[u]
-            seq.append(u)
-        return [(tuple(seq), 1.0)]
-    rest = dict(zip(arcs, fr))
-    out_of: Dict[int, List[int]] = {}
-    for a in arcs:
-        out_of.setdefault(arc_src[a], []).append(a)
-    out: List[Tuple[Path, float]] = []
-    while True:
-        u, seq, used = s, [s], []
-        while u != t:
-            live = [a for a in out_of.get(u, ()) if rest[a] > ZERO_TOL]
-            if not live:
-                break
-            a = max(live, key=lambda b: (rest[b], -b))
-            used.append(a)
-            u = arc_dst[a]
-            seq.append(u)
-        if u != t or not used:
-            return out
-        f = min(rest[a] for a in used)
-        for a in used:
-            rest[a] -= f
-        out.append((tuple(seq), f))
-
-
 def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
             solver: str = "highs", max_iterations: int = 10_000,
             initial_columns: Optional[Sequence[Sequence[int]]] = None,
@@ -460,8 +336,8 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
                          utilisation=np.zeros_like(cap), demands=len(S),
                          seconds=time.perf_counter() - t0, **dem)
     if model == "ecmp" or (model == "sr" and k == 1):
-        return _result(model, kk, ecmp_loads(topo, S, T, V, segments), cap, len(S),
-                       paths=_direct_paths(S, T, V) if routing else [],
+        return make_result(model, kk, ecmp_loads(topo, S, T, V, segments), cap, len(S),
+                           paths=_direct_paths(S, T, V) if routing else [],
                        seconds=time.perf_counter() - t0, **dem)
     if np.any(~(cap > 0)):
         bad = int(np.flatnonzero(~(cap > 0))[0])
@@ -477,6 +353,11 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
                          f"({scale:.3g}): the LP solver cannot tell it from 0; scale the "
                          f"capacities (the MLU needs them within {1 / MIN_CAPACITY:.0g} of the "
                          "median)")
+    if model == "mcf" and not fixed_columns and solver == "highs":  # small: the arc LP
+        red = Reduction(topo)
+        got = arc_mlu(topo, red, S, T, V, cap, scale, t0) if fits(red, S, T, len(cap)) else None
+        if got is not None:
+            return got
     fam = Oracle(topo, S, T, model, k, segments)
     direct: List[Key] = [(s, t) for s, t in zip(S.tolist(), T.tolist())]
     key_r = sr_usage(topo, direct, fam.segments)  # each demand's ECMP split
@@ -516,9 +397,9 @@ def min_mlu(topo: Topology, demands: Any, *, model: str = "sr", k: int = 4,
     x, key_flow = x * (scale * unit), key_flow * (scale * unit)
     load = master.key_r.T @ key_flow + master.usage().T @ x
     paths = _routing(topo, fam, S, T, key_flow, master.owner, master.keys, x) if routing else []
-    out = _result(model, kk, load, cap, len(S), columns=len(S) + len(master.keys),
-                  iterations=rounds, rows=master.lp.num_rows, lp_seconds=lp_seconds,
-                  paths=paths, seconds=time.perf_counter() - t0, **dem)
+    out = make_result(model, kk, load, cap, len(S), columns=len(S) + len(master.keys),
+                      iterations=rounds, rows=master.lp.num_rows, lp_seconds=lp_seconds,
+                      paths=paths, seconds=time.perf_counter() - t0, **dem)
     mlu = -float(res.objective) * unit
     # y: sum_a cap_a y_a = 1 in the LP's capacity unit; z: d(MLU) / d(volume), and MLU =
     # unit * MLU_lp, volume = scale * unit * volume_lp: both divide by the capacity unit only
@@ -600,8 +481,8 @@ def _routing(topo: Topology, fam: Oracle, S: np.ndarray, T: np.ndarray, key_flow
         off, arcs, fr = _paths.segment_ratios(topo, S[live], T[live])
         o, a_, f_ = off.tolist(), arcs.tolist(), fr.tolist()
         for j, (d, f) in enumerate(zip(live.tolist(), key_flow[live].tolist())):
-            for p, share in _dag_paths(fam.arc_src, fam.arc_dst, s_[d], t_[d],
-                                       a_[o[j]:o[j + 1]], f_[o[j]:o[j + 1]]):
+            for p, share in dag_paths(fam.arc_src, fam.arc_dst, s_[d], t_[d],
+                                      a_[o[j]:o[j + 1]], f_[o[j]:o[j + 1]]):
                 out[d][p] = out[d].get(p, 0.0) + share * f
     nz = np.flatnonzero(x > 0)
     for j, d, f in zip(nz.tolist(), owner[nz].tolist(), x[nz].tolist()):
