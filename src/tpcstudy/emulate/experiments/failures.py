@@ -269,7 +269,7 @@ class Failures(Experiment):
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
                                self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k)
-            ctl = Controller(state, LocalPush(emu.agents, save=False))
+            ctl = Controller(state, LocalPush(emu.agents, save=False, on_update="rehash"))
         watcher = LinkWatcher(spec)
         reactor = _Reactor(watcher, igp, ctl, log)
         flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
