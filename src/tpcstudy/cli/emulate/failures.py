@@ -12,17 +12,23 @@ from .common import add_network, add_output, add_topology, at_least, log, positi
 
 HELP = "a link fails under live TCP: no reaction, the hosts' NRTOChanger, the controller"
 DESCRIPTION = """\
-The heavy pairs' sr max-flow LP placed as TCP connections through the BPF host agent of every
-source router; --at s after the connects one link goes down (--cut A,B, default the LP's most
-utilised link). Each reaction in its own draws: none (only TCP), hosts (IGP re-convergence
-after --igp-delay and the agents' NRTOChanger), controller (IGP re-convergence and the
-controller pushing the reoptimised tables). Per connection the recovery time and whether it
-survived; goodput over time beside the intact LP and the reoptimised LP of the failed graph."""
+The heavy pairs' (or --scenario's) sr max-flow LP placed as TCP connections through the BPF
+host agent of every source router; --at s after the connects one link goes down (--cut A,B,
+default the LP's most utilised link). Each reaction in its own draws: none (only TCP), hosts
+(IGP re-convergence after --igp-delay and the agents' NRTOChanger), controller (IGP
+re-convergence and the controller pushing the reoptimised tables). Per connection the recovery
+time and whether it survived; goodput over time beside the intact LP and the reoptimised LP
+of the failed graph, and the payload share of the wire bytes the MTU and the SRHs leave (the
+ceiling of goodput over an LP that counts wire bytes)."""
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("failures", help=HELP, description=DESCRIPTION, formatter_class=RawHelp)
     add_topology(p)
+    p.add_argument("--scenario", choices=["six-paths"],
+                   help="a hand-made network instead of --topo: six-paths is the TPC paper's "
+                        "Figure 4 (6 disjoint paths, the IGP forcing one; 4 clients, 4 "
+                        "connections each)")
     f = p.add_argument_group("failures")
     f.add_argument("--heavy", type=positive(), default=20.0,
                    help="heavy pairs, percent of the edge-router pairs (default 20)")
@@ -43,8 +49,8 @@ def register(sub: Any) -> None:
     f.add_argument("--gap-ms", type=positive(), default=100.0,
                    help="a stall at least this long after the cut marks a hit connection "
                         "(default 100)")
-    f.add_argument("--connections", type=at_least(1), default=2,
-                   help="TCP connections per pair the LP serves (default 2)")
+    f.add_argument("--connections", type=at_least(1), default=None,
+                   help="TCP connections per pair the LP serves (default 2; six-paths: 4)")
     add_network(p)
     add_output(p)
     p.set_defaults(func=cmd)
@@ -54,8 +60,13 @@ def cmd(args: argparse.Namespace) -> int:
     from ...emulate.experiments.failures import Failures, FailuresSettings
 
     apply_mirror(args)
-    if not args.topo:
-        raise UsageError("failures needs --topo")
+    if bool(args.topo) == bool(args.scenario):
+        raise UsageError("failures needs --topo or --scenario (one of them)")
+    per_pair = args.connections
+    if per_pair is None:
+        from ...emulate.network.handmade import scenario
+
+        per_pair = scenario(args.scenario).connections_per_pair if args.scenario else 2
     cut = None
     if args.cut:
         parts = [x.strip() for x in args.cut.split(",")]
@@ -65,7 +76,8 @@ def cmd(args: argparse.Namespace) -> int:
     st = FailuresSettings(reactions=tuple(x.strip() for x in args.reactions.split(",")),
                           cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
                           rto_count=args.rto_count, gap_ms=args.gap_ms,
-                          per_pair=args.connections)
+                          per_pair=per_pair)
     exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
-                   heavy=args.heavy, seed=args.seed, settings=st, log=log)
+                   heavy=args.heavy, seed=args.seed, settings=st, scenario_name=args.scenario,
+                   log=log)
     return run(exp, args, bpftool=True)

@@ -55,6 +55,7 @@ from ..network import kernel as _ns
 from ..network.hostagent import install_agents
 from ..network.igp import Igp, LinkWatcher, link_down_lines, link_up_lines, route_line, route_table
 from ..network.lifecycle import Emulation
+from ..network.spec import payload_share, srh_size
 from .bpf_placement import BPF_VARIANT, placement_table
 from .failover import recovery_time
 from .harness import Experiment, Log, Row, Unit, pair_tasks, read_plan_file, topology_units
@@ -191,22 +192,27 @@ class Failures(Experiment):
     arm = "reaction"
     compare = ("recovery_median_s",)
 
-    def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
-                 plan: Optional[str] = None, heavy: float = 20.0, seed: int = 0,
-                 settings: Optional[FailuresSettings] = None, log: Log = print) -> None:
+    def __init__(self, *, topo: Optional[str] = None, capacity: str = "uniform",
+                 weight: str = "hop", plan: Optional[str] = None, heavy: float = 20.0,
+                 seed: int = 0, settings: Optional[FailuresSettings] = None,
+                 scenario_name: Optional[str] = None, log: Log = print) -> None:
         self.settings = settings or FailuresSettings()
         self.settings.check()
         self.topo, self.capacity, self.weight, self.plan = topo, capacity, weight, plan
+        self.scenario_name = scenario_name
         self.heavy, self.seed = float(heavy), int(seed)
         self.plan_obj = read_plan_file(plan)
         nets = list(topology_units(topo, capacity=capacity, weight=weight, plan=self.plan_obj,
-                                   need_edges=True, log=log))
+                                   scenario_name=scenario_name, need_edges=True, log=log))
         if len(nets) != 1:
             raise UsageError(f"failures runs on one topology; --topo names {len(nets)}")
-        self.name, self.topology, plan_o, _ = nets[0]
+        self.name, self.topology, plan_o, sc = nets[0]
         self.plan_obj = plan_o or self.plan_obj
-        task = pair_tasks(self.name, self.topology, [self.heavy], [self.seed])[0]
-        self.pairs: List[Tuple[str, str]] = list(task.args)
+        if sc is not None:  # a hand-made network: its own pairs
+            self.pairs: List[Tuple[str, str]] = list(sc.pairs)
+        else:
+            task = pair_tasks(self.name, self.topology, [self.heavy], [self.seed])[0]
+            self.pairs = list(task.args)
         st = self.settings
         self.res, self.how = lp_solution(self.topology, self.pairs, "sr", k=st.k)
         self.placement: Placement = place_connections(self.topology, self.res,
@@ -222,15 +228,45 @@ class Failures(Experiment):
             self.link = most_loaded_link(self.topology, self.res, sources)
         failed = without_links(self.topology, [self.link])
         live = connected_pairs(failed, self.pairs)
-        self.lp_failed = max_flow(failed, live, model="sr", k=st.k).value if live else 0.0
+        self.res_failed = max_flow(failed, live, model="sr", k=st.k) if live else None
+        self.lp_failed = self.res_failed.value if self.res_failed is not None else 0.0
         n = self.topology.names
-        log(f"{self.name}: {len(self.pairs)} heavy pairs, LP {self.res.value:g} "
+        log(f"{self.name}: {len(self.pairs)} {'' if sc is not None else 'heavy '}pairs, LP "
+            f"{self.res.value:g} "
             f"({len(self.placement.connections)} connections); cut {n[self.link[0]]}-"
             f"{n[self.link[1]]}: reoptimised LP {self.lp_failed:g}")
 
+    def payload_shares(self, mtu: int, reaction: str) -> Tuple[float, float]:
+        """The payload share of the wire bytes (:func:`~..network.spec.payload_share`) the
+        model implies at ``mtu``: over the intact LP's placed paths (weighted by their LP flow;
+        the SRH room of ``reaction``'s agents: the connection's own path, or with NRTOChanger
+        its entry's longest) and over the reoptimised LP's paths (their own SRH). Goodput over
+        the LP cannot exceed them: the LP counts capacity in wire bytes, goodput is payload."""
+        longest: Dict[Tuple[str, str], int] = {}
+        flows: Dict[Tuple[str, str, Tuple[str, ...]], float] = {}
+        for c in self.placement.connections:
+            longest[(c.source, c.destination)] = max(longest.get((c.source, c.destination), 0),
+                                                     len(c.segments))
+            flows[(c.source, c.destination, c.segments)] = c.lp_flow
+        num = den = 0.0
+        for (s_, t_, segs), f in flows.items():
+            room = srh_size(longest[(s_, t_)]) if reaction == "hosts" else -1
+            num += f * payload_share(mtu, srh_size(len(segs)), room)
+            den += f
+        intact = num / den if den > 0 else math.nan
+        num = den = 0.0
+        res = self.res_failed
+        if res is not None:
+            for path, f in zip(res.paths, res.flows.tolist()):
+                if f > 0:
+                    num += f * payload_share(mtu, srh_size(len(path) - 1))
+                    den += f
+        return intact, (num / den if den > 0 else math.nan)
+
     def config(self) -> Dict[str, Any]:
-        return {"topo": self.topo, "capacity": self.capacity, "weight": self.weight,
-                "plan": self.plan, "heavy": self.heavy, "seed": self.seed,
+        return {"topo": self.topo, "scenario": self.scenario_name, "capacity": self.capacity,
+                "weight": self.weight, "plan": self.plan,
+                "heavy": None if self.scenario_name else self.heavy, "seed": self.seed,
                 "settings": dataclasses.asdict(self.settings)}
 
     def seeds(self) -> Optional[List[int]]:
@@ -319,9 +355,11 @@ class Failures(Experiment):
         igp_ms = ((igp.history[0].installed_at - t_cut) * 1e3
                   if igp is not None and igp.history else math.nan)
         ctl_rec = next((x for x in reactor.records if not x.get("unchanged")), None)
+        share_i, share_f = self.payload_shares(spec.mtu, reaction)
         n = self.topology.names
         row: Row = {
-            "scenario": self.name, "reaction": reaction, "heavy": self.heavy, "seed": self.seed,
+            "scenario": self.name, "reaction": reaction,
+            "heavy": "" if self.scenario_name else self.heavy, "seed": self.seed,
             "cut": f"{n[self.link[0]]}-{n[self.link[1]]}", "at": st.at,
             "connections": len(flows), "hit": hit, "recovered": hit - lost, "lost": lost,
             "recovery_median_s": quantile_inf(rec_sorted, 0.5) if rec_sorted else math.nan,
@@ -342,13 +380,17 @@ class Failures(Experiment):
             "push_ms": ctl_rec.get("push_ms", math.nan) if ctl_rec else math.nan,
             "swap_ms": ctl_rec.get("swap_ms", math.nan) if ctl_rec else math.nan,
             "pushed": len(ctl_rec.get("pushed", [])) if ctl_rec else 0,
+            "mtu": spec.mtu, "payload_intact": round(share_i, 4),
+            "payload_failed": round(share_f, 4),
             "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
             "status": "ok" if not (reactor.error or (igp and igp.errors)) else "failed",
             "error": reactor.error or "; ".join(igp.errors if igp else [])}
         log(f"{self.name} {reaction}: recovery median {row['recovery_median_s']:.3f} s, p99 "
             f"{row['recovery_p99_s']:.3f} s over {hit} hit of {len(flows)}, lost {lost}; "
             f"goodput 2 s after the cut {g2:.3f} units = {row['ratio_2s']:.2f} of the "
-            f"reoptimised LP ({lp_f:.3f}; intact {lp_i:.3f}); igp {row['igp_ms']} ms"
+            f"reoptimised LP ({lp_f:.3f}; intact {lp_i:.3f}); before the cut "
+            f"{row['goodput_before'] / lp_i:.2f} of the intact LP; payload/wire at MTU "
+            f"{spec.mtu}: {share_i:.3f} intact, {share_f:.3f} reoptimised; igp {row['igp_ms']} ms"
             + (f"; control: detect {row['detect_ms']} compute {row['compute_ms']} push "
                f"{row['push_ms']} swap {row['swap_ms']} ms" if ctl_rec else ""))
         return row
@@ -358,8 +400,9 @@ class Failures(Experiment):
 
 
 def format_failures(rows: Sequence[Row]) -> str:
-    lines = [f"{'scenario':>10} {'reaction':>10} {'draws':>5} {'median s':>9} {'p99 s':>7} "
-             f"{'lost':>5} {'goodput2s/LP':>12}"]
+    lines = [f"{'scenario':>10} {'reaction':>10} {'mtu':>5} {'draws':>5} {'median s':>9} "
+             f"{'p99 s':>7} {'lost':>5} {'before/LP':>9} {'goodput2s/LP':>12} "
+             f"{'payload/wire':>12} {'2s/(LPxpw)':>10}"]
     for sc in sorted({str(r.get("scenario")) for r in rows}):
         for re_ in REACTIONS:
             sel = [r for r in rows if r.get("scenario") == sc and r.get("reaction") == re_
@@ -371,10 +414,19 @@ def format_failures(rows: Sequence[Row]) -> str:
             p99 = quantile_inf(rec, 0.99) if rec else math.nan
             lost = sum(int(v) for v in (cell_float(r.get("lost")) for r in sel) if v == v)
             ratio = float(np.mean([cell_float(r.get("ratio_2s")) for r in sel]))
-            lines.append(f"{sc:>10} {re_:>10} {len(sel):>5} {med:>9.3f} {p99:>7.3f} "
-                         f"{lost:>5} {ratio:>12.3f}")
-    lines.append("recovery over every hit connection of every draw (inf: lost); goodput in the "
-                 "2 s after the cut / the reoptimised LP of the failed graph")
+            before = float(np.mean([cell_float(r.get("goodput_before"))
+                                    / cell_float(r.get("lp_intact")) for r in sel]))
+            share = float(np.mean([cell_float(r.get("payload_failed")) for r in sel]))
+            mtu = str(sel[0].get("mtu") or "")
+            lines.append(f"{sc:>10} {re_:>10} {mtu:>5} {len(sel):>5} {med:>9.3f} {p99:>7.3f} "
+                         f"{lost:>5} {before:>9.3f} {ratio:>12.3f} {share:>12.3f} "
+                         f"{ratio / share:>10.3f}")
+    lines.append("recovery over every hit connection of every draw (inf: lost); before/LP: "
+                 "goodput in the 1 s before the cut / the intact LP; goodput2s/LP: in the 2 s "
+                 "after the cut / the reoptimised LP of the failed graph; payload/wire: the "
+                 "payload share of a full packet's wire bytes (IPv6, SRH, TCP with timestamps, "
+                 "Ethernet) over the reoptimised LP's paths at that MTU, the ceiling of the "
+                 "goodput ratios (the LP counts wire bytes); 2s/(LPxpw): the ratio over it")
     return "\n".join(lines)
 
 
