@@ -41,7 +41,7 @@ from ...control.run import Controller
 from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
-from ...hostagent.loader import reconfigure
+from ...hostagent.loader import counters, reconfigure
 from ...hostagent.maps import SlotPolicy
 from ...metrics import quantile_inf
 from ...models.maxflow import max_flow
@@ -72,8 +72,10 @@ KEY = list(KINDS[KIND].key)
 REACTIONS = ("none", "hosts", "controller")
 BIN = 0.1
 METRICS = (Metric("recovery_median_s", "median", label="median recovery s"),
+           Metric("recovery_p99_s", "median", label="p99 recovery s"),
            Metric("ratio_2s", "mean", label="goodput 2 s / reoptimised LP"),
-           Metric("lost", "mean", label="lost connections"))
+           Metric("lost", "mean", label="lost connections"),
+           Metric("payload_failed", "mean", label="payload/wire", digits=4))
 
 
 @dataclasses.dataclass
@@ -152,6 +154,20 @@ def _restore(emu: Emulation, link: Tuple[int, int]) -> None:
         table = route_table(spec)[r.id]
         _ns.run_batch("ip", [route_line(d, nh) for d, nh in table.items()], netns=r.netns,
                       ipv6=True, label=f"intact routes of {r.name}")
+
+
+#: The agents' counters a draw reports (summed over the hosts): what became of the connections
+#: a table swap or an RTO moved.
+_MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves")
+
+
+def _agent_counters(emu: Emulation) -> Dict[str, int]:
+    out = dict.fromkeys(_MOVE_COUNTERS, 0)
+    for inst in emu.agents.values():
+        c = counters(inst)
+        for k in _MOVE_COUNTERS:
+            out[k] += int(c.get(k, 0))
+    return out
 
 
 class _Reactor(threading.Thread):
@@ -317,6 +333,7 @@ class Failures(Experiment):
             _ns.run_batch("ip", lines, netns=ns, label="link down")
             return t
 
+        counted = _agent_counters(emu)
         reactor.start()
         try:
             tr = run_traffic(emu, flows, warmup=0.0, seconds=st.at + st.observe, poll_ms=50.0,
@@ -330,6 +347,7 @@ class Failures(Experiment):
             if ctl is not None:
                 ctl.close()
             _restore(emu, self.link)
+        moved = {k: v - counted.get(k, 0) for k, v in _agent_counters(emu).items()}
         t_cut = tr.actions["cut"]
         end = tr.times["stop"]
         rec_s, lost, hit = [], 0, 0
@@ -380,6 +398,7 @@ class Failures(Experiment):
             "push_ms": ctl_rec.get("push_ms", math.nan) if ctl_rec else math.nan,
             "swap_ms": ctl_rec.get("swap_ms", math.nan) if ctl_rec else math.nan,
             "pushed": len(ctl_rec.get("pushed", [])) if ctl_rec else 0,
+            "agent_counters": json.dumps(moved, sort_keys=True),
             "mtu": spec.mtu, "payload_intact": round(share_i, 4),
             "payload_failed": round(share_f, 4),
             "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
@@ -392,11 +411,19 @@ class Failures(Experiment):
             f"{row['goodput_before'] / lp_i:.2f} of the intact LP; payload/wire at MTU "
             f"{spec.mtu}: {share_i:.3f} intact, {share_f:.3f} reoptimised; igp {row['igp_ms']} ms"
             + (f"; control: detect {row['detect_ms']} compute {row['compute_ms']} push "
-               f"{row['push_ms']} swap {row['swap_ms']} ms" if ctl_rec else ""))
+               f"{row['push_ms']} swap {row['swap_ms']} ms" if ctl_rec else "")
+            + f"; agents: {', '.join(f'{k} {v}' for k, v in moved.items() if v)}")
         return row
 
     def table(self, rows: Sequence[Row]) -> str:
         return format_failures(rows)
+
+    def report(self, outcome: Any) -> str:
+        """The summary over the draws (intervals), then the pooled table (recovery over every
+        hit connection of every draw, the payload share beside the goodput ratios)."""
+        text = super().report(outcome)
+        draws = {str(r.get("draw", 0)) for r in outcome.rows}
+        return text if len(draws) <= 1 else text + "\n" + format_failures(outcome.rows)
 
 
 def format_failures(rows: Sequence[Row]) -> str:
