@@ -65,10 +65,11 @@ def register(sub: Any) -> None:
                          "next RTO (keep), or at once to a path drawn by the new weights, "
                          "keyed on the connection (rehash: moved connections spread over the "
                          "entry's paths) (default repath)")
-    ld.add_argument("--srh-room", default="entry", choices=("entry", "path"),
+    ld.add_argument("--srh-room", default="entry", choices=("entry", "path", "max"),
                     help="the SRH bytes a connection's MSS leaves room for: its entry's longest "
                          "path (it can then move to any path of its entry: NRTOChanger, 'agent "
-                         "update'), or its own path's (default entry)")
+                         "update'), its own path's, or the longest SRH (168 bytes: any path a "
+                         "later table gives its entry, e.g. a controller's) (default entry)")
     ld.set_defaults(func=cmd_load)
     up = acts.add_parser("update", help="swap a new table in while the programs stay attached")
     up.add_argument("name")

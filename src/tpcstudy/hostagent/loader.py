@@ -383,14 +383,22 @@ def status(inst: Install) -> Dict[str, Any]:
 
 
 def reconfigure(inst: Install, *, policy: Optional[M.SlotPolicy] = None,
-                records: Optional[Sequence[Tuple[bytes, bytes]]] = None) -> None:
+                records: Optional[Sequence[Tuple[bytes, bytes]]] = None,
+                srh_room: Optional[str] = None) -> None:
     """Change a loaded agent in place (by map id): new destination entries (``(8-byte key,
     value)`` of the install's layout: a new table swapped in at once, :mod:`~.update`) and/or a
-    new policy (``tpc_config``; weighted round robin starts over)."""
+    new policy (``tpc_config``; weighted round robin starts over), with a new SRH room
+    (``srh_room``: for the connections opened from now on)."""
     if records is not None:
         from .update import swap_table
 
         swap_table(inst, list(records))
+    if srh_room is not None:  # connections opened from now on (with the policy's config)
+        if srh_room not in M.ROOMS:
+            raise UsageError(f"--srh-room {srh_room!r}: choose from {', '.join(M.ROOMS)}")
+        if policy is None:
+            raise UsageError("a new SRH room is written with the policy's config: give both")
+        inst.srh_room = srh_room
     if policy is not None:
         with bpfsys.map_by_id(current_table(inst)) as fd:
             recs = [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]

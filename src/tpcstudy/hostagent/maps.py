@@ -41,8 +41,9 @@ SLOT_POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
 #: connections spread over the entry's paths; :mod:`tpcstudy.hostagent.slots`).
 ON_UPDATE = {"repath": 0, "keep": 1, "rehash": 2}
 #: The SRH room a connection's MSS leaves (``--srh-room``): its own path's SRH (the entry's
-#: longest with NRTOChanger), or its entry's longest (a table update may move it to any of them).
-ROOMS = {"path": 0, "entry": 1}
+#: longest with NRTOChanger), or its entry's longest (a table update may move it to any of them),
+#: or the longest SRH there is (168 bytes: any path a later table may give its entry).
+ROOMS = {"path": 0, "entry": 1, "max": 2}
 
 
 @dataclasses.dataclass(frozen=True)

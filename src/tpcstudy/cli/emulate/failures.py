@@ -51,6 +51,15 @@ def register(sub: Any) -> None:
                         "(default 100)")
     f.add_argument("--connections", type=at_least(1), default=None,
                    help="TCP connections per pair the LP serves (default 2; six-paths: 4)")
+    f.add_argument("--on-update", default="rehash", choices=("rehash", "repath", "keep"),
+                   help="the controller's pushes: a connection whose path the new table removed "
+                        "moves at once to a path drawn by the new weights (rehash, default), to "
+                        "its entry's first valid path (repath), or at its next RTO (keep)")
+    f.add_argument("--controller-at", default="igp", choices=("igp", "event"),
+                   help="the controller handles a link event once the IGP has re-converged "
+                        "(igp, default: every path of its new table then works) or at once "
+                        "(event: a path whose segments still route over the cut is a black "
+                        "hole for the connections a swap moves onto it until the IGP does)")
     add_network(p)
     add_output(p)
     p.set_defaults(func=cmd)
@@ -76,7 +85,8 @@ def cmd(args: argparse.Namespace) -> int:
     st = FailuresSettings(reactions=tuple(x.strip() for x in args.reactions.split(",")),
                           cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
                           rto_count=args.rto_count, gap_ms=args.gap_ms,
-                          per_pair=per_pair)
+                          per_pair=per_pair, on_update=args.on_update,
+                          controller_at=args.controller_at)
     exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
                    heavy=args.heavy, seed=args.seed, settings=st, scenario_name=args.scenario,
                    log=log)

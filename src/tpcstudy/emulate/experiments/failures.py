@@ -42,7 +42,7 @@ from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
 from ...hostagent.loader import counters, reconfigure
-from ...hostagent.maps import SlotPolicy
+from ...hostagent.maps import ON_UPDATE, SlotPolicy
 from ...metrics import quantile_inf
 from ...models.maxflow import max_flow
 from ...paths import segment_ratios
@@ -89,6 +89,13 @@ class FailuresSettings:
     gap_ms: float = 100.0
     per_pair: int = 2
     k: int = 4
+    #: The controller's pushes: what a swap does to a connection whose path it removed.
+    on_update: str = "rehash"
+    #: When the controller handles a link event: once the IGP has re-converged ("igp": every
+    #: path of the new table then works, so the moved connections can spread over all of
+    #: them), or at once ("event": before the IGP, a path whose segments' routes still cross
+    #: the cut is a black hole for the connections a swap moves onto it).
+    controller_at: str = "igp"
 
     def check(self) -> None:
         bad = [r for r in self.reactions if r not in REACTIONS]
@@ -97,6 +104,11 @@ class FailuresSettings:
                              f"{', '.join(REACTIONS)}")
         if not (self.at > 0 and self.observe > 2):
             raise UsageError("--at must be > 0 and --observe > 2 s")
+        if self.controller_at not in ("igp", "event"):
+            raise UsageError(f"--controller-at {self.controller_at!r}: igp or event")
+        if self.on_update not in ON_UPDATE:
+            raise UsageError(f"--on-update {self.on_update!r}: choose from "
+                             f"{', '.join(ON_UPDATE)}")
         if not 0 <= self.igp_delay < 60:
             raise UsageError(f"--igp-delay {self.igp_delay}: 0 to 60 s")
 
@@ -156,6 +168,9 @@ def _restore(emu: Emulation, link: Tuple[int, int]) -> None:
                       ipv6=True, label=f"intact routes of {r.name}")
 
 
+#: The SRH room of each reaction's connections: the controller may give a connection any path
+#: of the reoptimised LP (up to 9 segments, longer than its own), NRTOChanger any of its entry.
+_ROOM = {"none": "path", "hosts": "path", "controller": "max"}
 #: The agents' counters a draw reports (summed over the hosts): what became of the connections
 #: a table swap or an RTO moved.
 _MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves")
@@ -174,9 +189,12 @@ class _Reactor(threading.Thread):
     """Reads the routers' link events and hands them to the IGP and the controller."""
 
     def __init__(self, watcher: LinkWatcher, igp: Optional[Igp], ctl: Optional[Controller],
-                 log: Log) -> None:
+                 log: Log, *, after_igp: bool = False) -> None:
         super().__init__(daemon=True)
         self.watcher, self.igp, self.ctl, self.log = watcher, igp, ctl, log
+        #: Hand the events to the controller once the IGP has installed their routes.
+        self.after_igp = after_igp and igp is not None
+        self.pending: List[Event] = []
         self.stop = threading.Event()
         self.records: List[Dict[str, Any]] = []
         self.events: List[Any] = []
@@ -185,15 +203,24 @@ class _Reactor(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stop.is_set():
-                for e in self.watcher.poll(0.05):
+                for e in self.watcher.poll(0.005 if self.pending else 0.05):
                     self.events.append(e)
                     if self.igp is not None:
                         self.igp.event(e.kind, e.u, e.v, at=e.at)
                     if self.ctl is not None:
-                        self.records.append(self.ctl.handle(
-                            [Event(e.kind, e.u, e.v, e.at, f"netlink {e.netns}/{e.interface}")]))
+                        self.pending.append(Event(e.kind, e.u, e.v, e.at,
+                                                  f"netlink {e.netns}/{e.interface}"))
+                if self.ctl is not None and self.pending and (
+                        not self.after_igp or self._converged()):
+                    evs, self.pending = self.pending, []
+                    self.records.append(self.ctl.handle(evs))
         except Exception as exc:  # noqa: BLE001 - reported in the row
             self.error = str(exc)[:200]
+
+    def _converged(self) -> bool:
+        """The IGP has installed the routes of every event read so far."""
+        assert self.igp is not None
+        return self.igp.settled(max(e.at for e in self.pending))
 
 
 class Failures(Experiment):
@@ -254,9 +281,10 @@ class Failures(Experiment):
 
     def payload_shares(self, mtu: int, reaction: str) -> Tuple[float, float]:
         """The payload share of the wire bytes (:func:`~..network.spec.payload_share`) the
-        model implies at ``mtu``: over the intact LP's placed paths (weighted by their LP flow;
-        the SRH room of ``reaction``'s agents: the connection's own path, or with NRTOChanger
-        its entry's longest) and over the reoptimised LP's paths (their own SRH). Goodput over
+        model implies at ``mtu``: over the intact LP's placed paths (weighted by their LP flow)
+        and over the reoptimised LP's paths, with the SRH room of ``reaction``'s agents (the
+        connection's own path; with NRTOChanger its entry's longest; with the controller the
+        longest SRH, 168 bytes). Goodput over
         the LP cannot exceed them: the LP counts capacity in wire bytes, goodput is payload."""
         longest: Dict[Tuple[str, str], int] = {}
         flows: Dict[Tuple[str, str, Tuple[str, ...]], float] = {}
@@ -266,7 +294,8 @@ class Failures(Experiment):
             flows[(c.source, c.destination, c.segments)] = c.lp_flow
         num = den = 0.0
         for (s_, t_, segs), f in flows.items():
-            room = srh_size(longest[(s_, t_)]) if reaction == "hosts" else -1
+            room = {"hosts": srh_size(longest[(s_, t_)]), "controller": srh_size(9)}.get(
+                reaction, -1)
             num += f * payload_share(mtu, srh_size(len(segs)), room)
             den += f
         intact = num / den if den > 0 else math.nan
@@ -275,7 +304,8 @@ class Failures(Experiment):
         if res is not None:
             for path, f in zip(res.paths, res.flows.tolist()):
                 if f > 0:
-                    num += f * payload_share(mtu, srh_size(len(path) - 1))
+                    room = srh_size(9) if reaction == "controller" else -1
+                    num += f * payload_share(mtu, srh_size(len(path) - 1), room)
                     den += f
         return intact, (num / den if den > 0 else math.nan)
 
@@ -315,15 +345,15 @@ class Failures(Experiment):
         for src, inst in emu.agents.items():  # the intact table, this reaction's policy
             recs = [(e.key, encode_value(e.prefix, e.paths, BPF_VARIANT))
                     for e in self.paths.entries if e.source == src]
-            reconfigure(inst, policy=policy, records=recs)
+            reconfigure(inst, policy=policy, records=recs, srh_room=_ROOM[reaction])
         igp = Igp(spec, delay=st.igp_delay, log=log) if reaction != "none" else None
         ctl = None
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
                                self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k)
-            ctl = Controller(state, LocalPush(emu.agents, save=False, on_update="rehash"))
+            ctl = Controller(state, LocalPush(emu.agents, save=False, on_update=st.on_update))
         watcher = LinkWatcher(spec)
-        reactor = _Reactor(watcher, igp, ctl, log)
+        reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp")
         flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
                           timeline=True) for c in self.placement.connections]
         ns, lines = link_down_lines(spec, *self.link)

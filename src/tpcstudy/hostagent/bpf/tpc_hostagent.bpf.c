@@ -136,8 +136,10 @@ struct config {
 };
 
 /* ROOM_PATH: its own path's SRH (the entry's longest with NRTOChanger); ROOM_ENTRY: the
- * entry's longest, so that a table update can move it to any path of its entry. */
-enum { ROOM_PATH = 0, ROOM_ENTRY = 1 };
+ * entry's longest, so that a table update can move it to any path of its entry; ROOM_MAX: the
+ * longest SRH there is (9 segments, SRH_FIELD bytes), so that it can take any path a later
+ * table gives its entry (a controller's reoptimised paths may be longer than today's). */
+enum { ROOM_PATH = 0, ROOM_ENTRY = 1, ROOM_MAX = 2 };
 
 /* REPATH: the entry's first valid slot that fits; KEEP: that, at the next RTO; REHASH: the
  * slot a weighted draw by the new table's weights gives, drawn with the connection's hash
@@ -562,7 +564,8 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 	c->kernel = 0;
 	c->gen = gen;
 	c->stale = 0;
-	c->room = (cfg->nrto || cfg->room == ROOM_ENTRY) ? longest(v) : c->len;
+	c->room = cfg->room == ROOM_MAX ? SRH_FIELD
+		  : (cfg->nrto || cfg->room == ROOM_ENTRY) ? longest(v) : c->len;
 	__builtin_memcpy(c->dkey, dkey, 8);
 	key_of(skops, &k);
 	count(ST_CONNECTIONS);
