@@ -60,6 +60,10 @@ def register(sub: Any) -> None:
                         "(igp, default: every path of its new table then works) or at once "
                         "(event: a path whose segments still route over the cut is a black "
                         "hole for the connections a swap moves onto it until the IGP does)")
+    f.add_argument("--controller-scope", default="affected", choices=("affected", "all"),
+                   help="the entries the controller replaces: those whose paths cross a down "
+                        "link (affected, default) or every entry, the reoptimised LP's split of "
+                        "every pair (all)")
     add_network(p)
     add_output(p)
     p.set_defaults(func=cmd)
@@ -86,7 +90,8 @@ def cmd(args: argparse.Namespace) -> int:
                           cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
                           rto_count=args.rto_count, gap_ms=args.gap_ms,
                           per_pair=per_pair, on_update=args.on_update,
-                          controller_at=args.controller_at)
+                          controller_at=args.controller_at,
+                          controller_scope=args.controller_scope)
     exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
                    heavy=args.heavy, seed=args.seed, settings=st, scenario_name=args.scenario,
                    log=log)

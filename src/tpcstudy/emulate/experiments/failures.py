@@ -96,6 +96,9 @@ class FailuresSettings:
     #: them), or at once ("event": before the IGP, a path whose segments' routes still cross
     #: the cut is a black hole for the connections a swap moves onto it).
     controller_at: str = "igp"
+    #: The entries the controller replaces: those whose paths cross a down link ("affected"),
+    #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
+    controller_scope: str = "affected"
 
     def check(self) -> None:
         bad = [r for r in self.reactions if r not in REACTIONS]
@@ -104,6 +107,8 @@ class FailuresSettings:
                              f"{', '.join(REACTIONS)}")
         if not (self.at > 0 and self.observe > 2):
             raise UsageError("--at must be > 0 and --observe > 2 s")
+        if self.controller_scope not in ("affected", "all"):
+            raise UsageError(f"--controller-scope {self.controller_scope!r}: affected or all")
         if self.controller_at not in ("igp", "event"):
             raise UsageError(f"--controller-at {self.controller_at!r}: igp or event")
         if self.on_update not in ON_UPDATE:
@@ -350,7 +355,8 @@ class Failures(Experiment):
         ctl = None
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
-                               self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k)
+                               self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k,
+                               only_affected=st.controller_scope == "affected")
             ctl = Controller(state, LocalPush(emu.agents, save=False, on_update=st.on_update))
         watcher = LinkWatcher(spec)
         reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp")
