@@ -55,11 +55,13 @@ def register(sub: Any) -> None:
                    help="the controller's pushes: a connection whose path the new table removed "
                         "moves at once to a path drawn by the new weights (rehash, default), to "
                         "its entry's first valid path (repath), or at its next RTO (keep)")
-    f.add_argument("--controller-at", default="igp", choices=("igp", "event"),
-                   help="the controller handles a link event once the IGP has re-converged "
-                        "(igp, default: every path of its new table then works) or at once "
-                        "(event: a path whose segments still route over the cut is a black "
-                        "hole for the connections a swap moves onto it until the IGP does)")
+    f.add_argument("--controller-at", default="both", choices=("both", "igp", "event"),
+                   help="the controller handles a link event at once with the paths whose "
+                        "segments still route over the cut at weight 0, and pushes their "
+                        "weights once the IGP has re-converged (both, default); only once the "
+                        "IGP has re-converged (igp); or at once with every weight (event: a "
+                        "connection a swap moves onto such a path is in a black hole until "
+                        "the IGP re-converges)")
     f.add_argument("--controller-scope", default="affected", choices=("affected", "all"),
                    help="the entries the controller replaces: those whose paths cross a down "
                         "link (affected, default) or every entry, the reoptimised LP's split of "

@@ -93,9 +93,10 @@ class FailuresSettings:
     on_update: str = "rehash"
     #: When the controller handles a link event: once the IGP has re-converged ("igp": every
     #: path of the new table then works, so the moved connections can spread over all of
-    #: them), or at once ("event": before the IGP, a path whose segments' routes still cross
-    #: the cut is a black hole for the connections a swap moves onto it).
-    controller_at: str = "igp"
+    #: them), at once ("event": before the IGP, a path whose segments' routes still cross
+    #: the cut is a black hole for the connections a swap moves onto it), or both ("both": at
+    #: once with those paths at weight 0, then their weights once the IGP has re-converged).
+    controller_at: str = "both"
     #: The entries the controller replaces: those whose paths cross a down link ("affected"),
     #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
     controller_scope: str = "affected"
@@ -109,8 +110,8 @@ class FailuresSettings:
             raise UsageError("--at must be > 0 and --observe > 2 s")
         if self.controller_scope not in ("affected", "all"):
             raise UsageError(f"--controller-scope {self.controller_scope!r}: affected or all")
-        if self.controller_at not in ("igp", "event"):
-            raise UsageError(f"--controller-at {self.controller_at!r}: igp or event")
+        if self.controller_at not in ("igp", "event", "both"):
+            raise UsageError(f"--controller-at {self.controller_at!r}: igp, event or both")
         if self.on_update not in ON_UPDATE:
             raise UsageError(f"--on-update {self.on_update!r}: choose from "
                              f"{', '.join(ON_UPDATE)}")
@@ -194,11 +195,14 @@ class _Reactor(threading.Thread):
     """Reads the routers' link events and hands them to the IGP and the controller."""
 
     def __init__(self, watcher: LinkWatcher, igp: Optional[Igp], ctl: Optional[Controller],
-                 log: Log, *, after_igp: bool = False) -> None:
+                 log: Log, *, after_igp: bool = False, settle: bool = False) -> None:
         super().__init__(daemon=True)
         self.watcher, self.igp, self.ctl, self.log = watcher, igp, ctl, log
         #: Hand the events to the controller once the IGP has installed their routes.
         self.after_igp = after_igp and igp is not None
+        #: Once the IGP has re-converged, push the weights held back (TableState.hold_unsafe).
+        self.settle = settle and igp is not None and ctl is not None
+        self.unsettled: List[float] = []
         self.pending: List[Event] = []
         self.stop = threading.Event()
         self.records: List[Dict[str, Any]] = []
@@ -208,7 +212,7 @@ class _Reactor(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stop.is_set():
-                for e in self.watcher.poll(0.005 if self.pending else 0.05):
+                for e in self.watcher.poll(0.005 if self.pending or self.unsettled else 0.05):
                     self.events.append(e)
                     if self.igp is not None:
                         self.igp.event(e.kind, e.u, e.v, at=e.at)
@@ -219,6 +223,14 @@ class _Reactor(threading.Thread):
                         not self.after_igp or self._converged()):
                     evs, self.pending = self.pending, []
                     self.records.append(self.ctl.handle(evs))
+                    if self.settle:
+                        self.unsettled.append(max(e.at for e in evs))
+                if self.unsettled and self.igp is not None and self.ctl is not None \
+                        and self.igp.settled(max(self.unsettled)):
+                    self.unsettled = []
+                    self.ctl.state.hold_unsafe = False
+                    self.records.append(self.ctl.refresh("igp re-converged"))
+                    self.ctl.state.hold_unsafe = True
         except Exception as exc:  # noqa: BLE001 - reported in the row
             self.error = str(exc)[:200]
 
@@ -356,10 +368,12 @@ class Failures(Experiment):
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
                                self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k,
-                               only_affected=st.controller_scope == "affected")
+                               only_affected=st.controller_scope == "affected",
+                               hold_unsafe=st.controller_at == "both")
             ctl = Controller(state, LocalPush(emu.agents, save=False, on_update=st.on_update))
         watcher = LinkWatcher(spec)
-        reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp")
+        reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp",
+                           settle=st.controller_at == "both")
         flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
                           timeline=True) for c in self.placement.connections]
         ns, lines = link_down_lines(spec, *self.link)
