@@ -197,6 +197,25 @@ def test_transition_safe_orders_paths_that_work_before_the_igp():
     assert [p.waypoints for p in by["B", "A"].paths] == [["C", "D", "A"], ["A"]]
 
 
+def test_hold_unsafe_keeps_the_slots_and_zeroes_the_unsafe_weights():
+    """The two-phase push (emulate failures --controller-at both): at the event the paths not
+    transition-safe weigh 0 in their slots; the table after the IGP has the same paths in the
+    same slots with their weights, so no connection moves (the same SRH in its slot)."""
+    from tpcstudy.control.tables import transition_safe
+    t = square()
+    base, plan = base_table(t)
+    g = without_links(t, [(0, 1)])
+    held = transition_safe(base, g, t, frozenset({(0, 1)}), hold_unsafe=True)
+    full = transition_safe(base, g, t, frozenset({(0, 1)}))
+    for eh, ef in zip(held.entries, full.entries):
+        assert [p.waypoints for p in eh.paths] == [p.waypoints for p in ef.paths]
+    by = {(e.source, e.destination): e for e in held.entries}
+    assert [p.weight for p in by["A", "C"].paths][1] == 0.0  # over B: crosses A-B
+    assert by["A", "C"].paths[0].weight > 0
+    full_by = {(e.source, e.destination): e for e in full.entries}
+    assert full_by["A", "C"].paths[1].weight > 0
+
+
 def test_reoptimised_replaces_only_affected_entries():
     from tpcstudy.control.tables import keep_unaffected
     t = square()

@@ -181,3 +181,123 @@ def test_agent_update_moves_only_the_connection_whose_path_left(tmp_path, zoo_in
     assert out["status_keep"]["generation"] == 3 and out["status_keep"]["on_update"] == "keep"
     assert "table generation 3, swapped in" in out["status_text"]
     assert out["pins"] == []
+
+
+_REHASH = r"""
+import json, os, subprocess, sys, threading, time
+from tpcstudy.cli import main
+from tpcstudy.linux import cgroup_of, join_cgroup
+from tpcstudy.emulate.network.kernel import NetnsSwitch
+from tpcstudy.hostagent import loader
+from tpcstudy.hostagent.update import read_current
+A = json.loads(sys.argv[1])
+subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], check=True)
+assert main(["agent", "load", "--table", A["t1"], "--host", "Chicago", "--cgroup", A["cgroup"],
+             "--netns", A["netns"], "--name", "r1"]) == 0
+sw = NetnsSwitch()
+home = cgroup_of()
+ls = sw.socket_in(A["ns"])
+ls.bind((A["dst"], 0)); ls.listen(64)
+conns, got = [], []
+for i in range(A["n"]):
+    join_cgroup(A["cgroup"])
+    c = sw.socket_in(A["netns"])
+    join_cgroup(home)
+    c.bind((A["src"], 0)); c.connect((A["dst"], ls.getsockname()[1]))
+    s, _ = ls.accept()
+    got.append(0)
+    def drain(s=s, i=i):
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got[i] += len(b)
+    threading.Thread(target=drain, daemon=True).start()
+    conns.append(c)
+
+def send_all(n=50_000):
+    want = [g + n for g in got]
+    for c in conns:
+        c.sendall(bytes(n))
+    t = time.monotonic()
+    while any(g < w for g, w in zip(got, want)) and time.monotonic() - t < 30:
+        time.sleep(0.01)
+    return all(g >= w for g, w in zip(got, want))
+
+OUT = {"before": send_all()}
+u = subprocess.run([sys.executable, "-m", "tpcstudy", "agent", "update", "r1", "--table",
+                    A["t2"], "--on-update", "rehash", "--json"], capture_output=True, text=True)
+OUT["update"] = json.loads(u.stdout) if u.returncode == 0 else u.stderr
+OUT["after"] = send_all()
+inst = loader.read_saved("r1")
+OUT["status"] = loader.status(inst)
+OUT["conns"] = [[k.hex(), v.hex()] for k, v in loader._dump(inst.map_ids["tpc_conns"])]
+OUT["table"] = [[k.hex(), v.hex()] for k, v in read_current(inst)]
+for c in conns:
+    c.close()
+assert main(["agent", "unload", "r1"]) == 0
+OUT["pins"] = sorted(p for p in os.listdir("/sys/fs/bpf") if p not in ("progs.debug",
+                                                                        "maps.debug"))
+print("RESULT " + json.dumps(OUT), flush=True)
+"""
+
+
+def test_agent_update_rehash_spreads_moved_connections_by_the_weights(tmp_path, zoo_installed):
+    """``--on-update rehash`` on an emulated host: twelve connections of Chicago to New York on
+    slot 0 (policy first); the new table drops that path and gives three others weights 1, 2,
+    1. Every connection moves (``rehashed`` 12), each to the slot the Python mirror
+    (:func:`tpcstudy.hostagent.slots.keyed_pick` of its key's hash) says, over more than one
+    path; data flows before and after."""
+    import dataclasses
+
+    from tpcstudy.export.table import PathRecord
+    from tpcstudy.hostagent.maps import CONN_VALUE
+    from tpcstudy.hostagent.slots import conn_hash, keyed_pick
+
+    variant = "exp3_lowest_completion"
+    t = prune(read_topology("zoo/Abilene"))
+    tab = path_table(t)
+    t1 = tmp_path / "t1"
+    write_paths(tab, t1, formats=["json", "bpf"], variant=variant)
+    entry = next(e for e in tab.entries if e.source == "Chicago" and e.destination == "New York")
+    p0 = entry.paths[0]
+
+    def via(w, weight):
+        return PathRecord(["Chicago", w, "New York"], [tab.plan.loopback(w),
+                                                        tab.plan.loopback("New York")],
+                          [w, "New York"], p0.bw_mbps, p0.delay_ms, p0.igp_cost, weight=weight)
+    new = dataclasses.replace(entry, paths=[via("Atlanta", 1.0), via("Washington DC", 2.0),
+                                            via("Kansas City", 1.0)])
+    t2 = tmp_path / "t2"
+    write_paths(dataclasses.replace(tab, entries=[new if e is entry else e for e in tab.entries]),
+                t2, formats=["json", "bpf"], variant=variant)
+    spec = network_spec(t, read_plan(t1 / "plan.json"), prefix=new_prefix())
+    with Emulation(spec) as emu:
+        cg = emu.cgroup("Chicago")
+        emu.wait_quiet()
+        args = {"t1": str(t1), "t2": str(t2), "cgroup": str(cg), "n": 12,
+                "netns": spec.router("Chicago").netns, "src": str(spec.host("Chicago")),
+                "ns": spec.router("New York").netns,
+                "dst": str(ipaddress.IPv6Network(entry.prefix).network_address + 1)}
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
+                            "-c", _REHASH, json.dumps(args)], capture_output=True, text=True,
+                           env=dict(ENV, TPCSTUDY_RUN_DIR=str(tmp_path / "run")), timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:] + p.stdout[-2000:]
+        out = json.loads(next(ln for ln in p.stdout.splitlines()
+                              if ln.startswith("RESULT "))[7:])
+    assert not cgroup_base(spec.prefix).exists()
+    assert out["before"] and out["after"]
+    assert isinstance(out["update"], dict), out["update"]
+    c = out["status"]["counters"]
+    assert c["rehashed"] == 12 and c["repathed"] == 0 and c["update_kept"] == 0, c
+    key = ipaddress.IPv6Network(entry.prefix).network_address.packed[:8]
+    value = next(bytes.fromhex(v) for k, v in out["table"] if bytes.fromhex(k) == key)
+    slots = []
+    for k, v in out["conns"]:
+        length, slot, _moves, _kernel, _dk, _f, _srh, _gen, room, _st, _p = CONN_VALUE.unpack(
+            bytes.fromhex(v))
+        assert slot == keyed_pick(value, room, conn_hash(bytes.fromhex(k))), (k, slot, room)
+        assert length == 56
+        slots.append(slot)
+    assert len(slots) == 12 and len(set(slots)) >= 2, slots
+    assert out["pins"] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from tpcstudy.emulate.experiments.failures import arc_loads, goodput_series, most_loaded_link
 from tpcstudy.topology import RawEdge, build_topology
@@ -29,3 +30,18 @@ def test_most_loaded_link_hand_worked():
     assert np.isclose(load[t.arc_of("B", "C")], 1.5) and np.isclose(load[t.arc_of("A", "B")], 1)
     assert most_loaded_link(t, res) == (1, 2)
     assert most_loaded_link(t, res, avoid=["B"]) in {(2, 3), (0, 3)}  # C-D and A-D: 0.5 each
+
+
+def test_payload_share_hand_worked():
+    """Payload per wire byte of a full packet: MTU - IPv6 40 - TCP 20 - timestamps 12 - SRH room,
+    over MTU + Ethernet 14 - room + own SRH."""
+    from tpcstudy.emulate.network.spec import payload_share, srh_size
+
+    assert srh_size(1) == 40 and srh_size(2) == 56 and srh_size(9) == 168 and srh_size(0) == 0
+    assert payload_share(1500, 40) == pytest.approx(1388 / 1514)
+    assert payload_share(9000, 40) == pytest.approx(8888 / 9014)
+    assert payload_share(1500, 0) == pytest.approx(1428 / 1514)  # plain: no SRH
+    # room for a longer SRH than the packet carries: a shorter payload and a shorter frame
+    assert payload_share(1500, 40, room=72) == pytest.approx((1500 - 72 - 72) / (1500 - 72 + 40
+                                                                                 + 14))
+    assert payload_share(9000, 56) > 0.98 > payload_share(1500, 40) > 0.9

@@ -24,7 +24,7 @@ egress program that inserts it into every packet and routes the packet to its fi
   tpcstudy agent check                                   what this machine lacks
   tpcstudy agent load --table DIR --host NAME --cgroup PATH [--policy P] [--nrto N]
   tpcstudy agent status [NAME] [--json]                  counters, connections per path, table
-  tpcstudy agent update NAME --table DIR [--on-update repath|keep]
+  tpcstudy agent update NAME --table DIR [--on-update repath|keep|rehash]
                                                          a new table swapped in atomically
   tpcstudy agent unload NAME                             removes exactly what load created
 """
@@ -59,21 +59,24 @@ def register(sub: Any) -> None:
     ld.add_argument("--mtu", type=int, default=None,
                     help="MTU the SRH room is computed from (default: the interfaces')")
     ld.add_argument("--name", default=None, help="the install's name (default: the host)")
-    ld.add_argument("--on-update", default="repath", choices=("repath", "keep"),
+    ld.add_argument("--on-update", default="repath", choices=("repath", "keep", "rehash"),
                     help="after 'agent update', a connection whose path the new table removed "
                          "moves to its entry's first valid path at once (repath) or at its "
-                         "next RTO (keep) (default repath)")
-    ld.add_argument("--srh-room", default="entry", choices=("entry", "path"),
+                         "next RTO (keep), or at once to a path drawn by the new weights, "
+                         "keyed on the connection (rehash: moved connections spread over the "
+                         "entry's paths) (default repath)")
+    ld.add_argument("--srh-room", default="entry", choices=("entry", "path", "max"),
                     help="the SRH bytes a connection's MSS leaves room for: its entry's longest "
                          "path (it can then move to any path of its entry: NRTOChanger, 'agent "
-                         "update'), or its own path's (default entry)")
+                         "update'), its own path's, or the longest SRH (168 bytes: any path a "
+                         "later table gives its entry, e.g. a controller's) (default entry)")
     ld.set_defaults(func=cmd_load)
     up = acts.add_parser("update", help="swap a new table in while the programs stay attached")
     up.add_argument("name")
     up.add_argument("--table", required=True, metavar="DIR",
                     help="a folder written by 'tpcstudy export --format bpf'")
     up.add_argument("--host", default=None, help="its source router (default: the loaded one)")
-    up.add_argument("--on-update", default=None, choices=("repath", "keep"),
+    up.add_argument("--on-update", default=None, choices=("repath", "keep", "rehash"),
                     help="connections whose path the new table removes (default: as loaded)")
     up.add_argument("--json", action="store_true", help="one JSON object")
     up.set_defaults(func=cmd_update)

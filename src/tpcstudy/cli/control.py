@@ -19,7 +19,7 @@ USAGE_EPILOG = """examples:
   tpcstudy control --topo zoo/Abilene --table T --network ab --push local
   # real hosts: events on standard input, one command per host (argv, no shell)
   tpcstudy control --topo zoo/Abilene --table T --events - --push command -- \\
-      ssh {host} tpcstudy agent update tpc --table {table} --host {host} --json
+      ssh {host} tpcstudy agent update tpc --table {table} --host {host} --on-update rehash --json
 """
 
 
@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
     p.add_argument("--push", choices=("local", "command"), default="local",
                    help="local: the atomic swap in each agent loaded here (default); command: "
                         "the command after '--' per host, {host} and {table} substituted")
+    p.add_argument("--on-update", default="rehash", choices=("rehash", "repath", "keep"),
+                   help="with --push local: a connection whose path a pushed table removed moves "
+                        "at once to a path drawn by the new weights, keyed on the connection "
+                        "(rehash, default: moved connections spread as the new table says), to "
+                        "its entry's first valid path (repath), or at its next RTO (keep); with "
+                        "--push command put 'agent update --on-update ...' in the command")
     p.add_argument("--variant", default=None,
                    help="the agents' table layout (default: the loaded agents', else "
                         "exp3_lowest_completion)")
@@ -128,7 +134,7 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
         else:
             from ..emulate.network.live import agents_of
             agents = agents_of(rec, hosts)
-        pusher: Any = LocalPush(agents, save=rec is None)
+        pusher: Any = LocalPush(agents, save=rec is None, on_update=args.on_update)
         variant = args.variant or next(iter(agents.values())).variant
     else:
         pusher = CommandPush(argv)

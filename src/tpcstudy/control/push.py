@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import UsageError
 from ..hostagent import record as _record
+from ..hostagent.maps import ON_UPDATE
 from ..hostagent.update import swap_table
 
 __all__ = ["LocalPush", "CommandPush", "command_argv", "PLACEHOLDERS"]
@@ -38,13 +39,20 @@ def command_argv(template: Sequence[str], host: str, table: str) -> List[str]:
 class LocalPush:
     """Swap the table of agents loaded on this machine: ``agents`` maps host -> install (an
     :class:`~tpcstudy.hostagent.record.Install`); ``save`` writes each install record again
-    (what ``agent status`` reads)."""
+    (what ``agent status`` reads); ``on_update``: what each swap does to a connection whose path
+    it removed (``rehash``, the default: moved at once to a path drawn by the new weights, keyed
+    on the connection, so the moved connections spread as the new table says; ``repath``: the
+    entry's first valid path; ``keep``; None: as each agent was loaded)."""
 
     needs_files = False
 
-    def __init__(self, agents: Mapping[str, Any], *, save: bool = True) -> None:
+    def __init__(self, agents: Mapping[str, Any], *, save: bool = True,
+                 on_update: Optional[str] = "rehash") -> None:
+        if on_update is not None and on_update not in ON_UPDATE:
+            raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(ON_UPDATE)}")
         self.agents = dict(agents)
         self.save = save
+        self.on_update = on_update
 
     def check(self, hosts: Sequence[str]) -> None:
         missing = [h for h in hosts if h not in self.agents]
@@ -54,7 +62,7 @@ class LocalPush:
     def push(self, host: str, records: Records, table: Optional[Path]) -> Dict[str, Any]:
         t0 = time.perf_counter()
         inst = self.agents[host]
-        up = swap_table(inst, records)
+        up = swap_table(inst, records, on_update=self.on_update)
         if self.save:
             _record.save(inst)
         return {"host": host, "ok": True, "generation": up.generation,

@@ -83,6 +83,23 @@ class Controller:
             rec["unchanged"] = True
             self.history.append(rec)
             return rec
+        return self._push_table(rec, t_start, first)
+
+    def refresh(self, why: str = "refresh") -> Dict[str, Any]:
+        """Recompute the table for the links down now and push the hosts whose records
+        changed, without an event (e.g. once the IGP has re-converged, the weights a
+        ``hold_unsafe`` table held back)."""
+        t_start = time.monotonic()
+        st = self.state
+        names = st.topology.names
+        rec: Dict[str, Any] = {
+            "detected_at": _wall(t_start), "events": [{"kind": why, "link": "", "source": why}],
+            "down": ", ".join(f"{names[a]}-{names[b]}" for a, b in sorted(st.down)),
+            "reaction": st.reaction, "hosts": len(st.hosts), "detect_ms": 0.0}
+        return self._push_table(rec, t_start, t_start)
+
+    def _push_table(self, rec: Dict[str, Any], t_start: float, first: float) -> Dict[str, Any]:
+        st = self.state
         table = st.table()
         pushed, new = st.plan_push(table)
         t_comp = time.monotonic()

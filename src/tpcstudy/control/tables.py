@@ -66,7 +66,8 @@ def path_arcs(topo: Topology, source: str, waypoints: Sequence[str]) -> Set[int]
 
 def reoptimised_table(topo: Topology, plan: AddressPlan, pairs: Sequence[Tuple[str, str]],
                       down: Iterable[Link], *, k: int = 4, paths: int = 8,
-                      solver: str = "highs", routed: Optional[Topology] = None) -> PathTable:
+                      solver: str = "highs", routed: Optional[Topology] = None,
+                      hold_unsafe: bool = False) -> PathTable:
     """The ``reoptimised`` reaction's table (module docstring). With ``routed`` (the topology
     the routers still route on: the intact one until the IGP re-converges), each entry's paths
     are ordered transition-safe first (:func:`transition_safe`)."""
@@ -77,17 +78,21 @@ def reoptimised_table(topo: Topology, plan: AddressPlan, pairs: Sequence[Tuple[s
         raise UsageError(f"{topo.name}: the failure disconnects every pair")
     table = path_table(g, k=k, paths=paths, plan=plan, pairs=live, select="maxflow",
                        solver=solver)
-    return transition_safe(table, g, routed, d) if routed is not None else table
+    return (transition_safe(table, g, routed, d, hold_unsafe=hold_unsafe) if routed is not None
+            else table)
 
 
 def transition_safe(table: PathTable, failed: Topology, routed: Topology,
-                    down: FrozenSet[Link]) -> PathTable:
+                    down: FrozenSet[Link], *, hold_unsafe: bool = False) -> PathTable:
     """``table`` (paths of the failed graph) with, in each entry, first the paths whose route
     avoids the down links on ``routed`` as well (they work before the IGP re-converges and
     after), in their order, then the others. An entry with no such path gets one in front: its
     shortest path on the failed graph with every router a waypoint (each segment one link, so
     every routing sends it the same way), when it has at most the SRH's 9 segments. A connection
-    the swap moves goes to its entry's first valid slot: one that is not a black hole."""
+    the swap moves goes to its entry's first valid slot: one that is not a black hole. With
+    ``hold_unsafe`` the other paths keep their slots but weigh 0 (a weighted draw, ``rehash``
+    or WRR, never picks them) until a later table, the same paths with their weights, is
+    pushed once the IGP has re-converged."""
     bad = {a for a in range(2 * routed.num_links)
            if _key(int(routed.arc_src[a]), int(routed.arc_dst[a])) in down}
     entries = []
@@ -101,6 +106,8 @@ def transition_safe(table: PathTable, failed: Topology, routed: Topology,
                 p0 = e.paths[0]
                 safe = [PathRecord(nodes, [table.plan.loopback(w) for w in hops], hops,
                                    p0.bw_mbps, p0.delay_ms, p0.igp_cost, weight=p0.weight)]
+        if hold_unsafe and any(p.weight > 0 for p in safe):
+            rest = [dataclasses.replace(p, weight=0.0) for p in rest]
         entries.append(Entry(e.source, e.destination, e.prefix, (safe + rest)[:8]))
     return dataclasses.replace(table, entries=entries,
                                meta={**table.meta, "order": "transition-safe paths first"})
@@ -178,6 +185,8 @@ class TableState:
     transition_safe: bool = True
     #: Replace only the entries a down link affects (:func:`keep_unaffected`).
     only_affected: bool = True
+    #: Until :meth:`settle`: the paths not transition-safe weigh 0 (:func:`transition_safe`).
+    hold_unsafe: bool = False
     down: Set[Link] = dataclasses.field(default_factory=set)
     records: Dict[str, Records] = dataclasses.field(default_factory=dict)
 
@@ -203,7 +212,8 @@ class TableState:
             return hosts_table(self.topology, self.base, d)
         new = reoptimised_table(self.topology, self.plan, self.pairs, d, k=self.k,
                                 paths=self.paths, solver=self.solver,
-                                routed=self.topology if self.transition_safe else None)
+                                routed=self.topology if self.transition_safe else None,
+                                hold_unsafe=self.hold_unsafe and self.transition_safe)
         return keep_unaffected(self.topology, self.base, new, d) if self.only_affected else new
 
     def plan_push(self, table: PathTable) -> Tuple[List[str], Dict[str, Records]]:

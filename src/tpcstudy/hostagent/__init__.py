@@ -11,6 +11,8 @@ TCP connections of stock Linux hosts (``tpcstudy agent``; the emulator's ``--age
 - :mod:`~.loader`: load for one host from an exported table, counters, unload (only what the
   agent made, checked by inode, id and name);
 - :mod:`~.update`: a new table swapped in atomically while the programs stay attached;
+- :mod:`~.slots`: the slot a connection an update moves is given (``repath``, ``rehash``),
+  in Python, step for step as the programs choose it;
 - :mod:`~.bpfsys`: the few ``bpf(2)`` commands the updates need, called directly.
 
 How it works and what it guarantees: ``docs/hostagent.md``.

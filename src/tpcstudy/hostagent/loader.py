@@ -61,7 +61,7 @@ from .unload import OWN_MAPS, PREF, PROGRAMS, _free_handle, _qdiscs, unload
 
 __all__ = ["Install", "load", "unload", "status", "host_interfaces", "table_source",
            "DEFAULT_PINS", "MAP_ENTRIES", "cgroup_path", "check", "save", "read_saved",
-           "saved_names", "state_dir", "forget", "reconfigure", "read_table", "PROGRAMS",
+           "saved_names", "state_dir", "forget", "reconfigure", "read_table", "PROGRAMS", "counters",
            "OWN_MAPS"]
 
 MAP_ENTRIES = 1024
@@ -356,12 +356,17 @@ def current_table(inst: Install) -> int:
         return int.from_bytes(bpfsys.lookup(fd, (gen & 1).to_bytes(4, "little"), 4), "little")
 
 
-def status(inst: Install) -> Dict[str, Any]:
-    """The agent's counters (``tpc_stats``), connections per destination and slot, and its
-    table: entries, generation (``tpc_gen``), map id, when the last update swapped it in."""
+def counters(inst: Install) -> Dict[str, int]:
+    """The agent's counters (``tpc_stats``) by name."""
     with _open_own_map(inst, "tpc_stats") as fd:
         stats = {int.from_bytes(k, "little"): int.from_bytes(
             bpfsys.lookup(fd, k, 8), "little") for k in bpfsys.keys(fd, 4)}
+    return M.decode_stats(stats)
+
+
+def status(inst: Install) -> Dict[str, Any]:
+    """The agent's counters (``tpc_stats``), connections per destination and slot, and its
+    table: entries, generation (``tpc_gen``), map id, when the last update swapped it in."""
     use = sorted(M.decode_slot_use(k, int.from_bytes(v[:8], "little"))
                  for k, v in _dump(inst.map_ids["tpc_slot_use"]))
     table = current_table(inst)
@@ -369,7 +374,7 @@ def status(inst: Install) -> Dict[str, Any]:
         entries = len(bpfsys.keys(fd, 8, 1 << 16))
     with _open_own_map(inst, "tpc_gen") as fd:
         gen = int.from_bytes(bpfsys.lookup(fd, bytes(4), 4), "little")
-    return {"counters": M.decode_stats(stats), "slots": use, "entries": entries,
+    return {"counters": counters(inst), "slots": use, "entries": entries,
             "generation": gen, "table_map_id": table, "swapped_at": inst.swapped_at,
             "swap_ms": inst.swap_ms, "update_ms": inst.update_ms,
             "cleanup_ms": inst.cleanup_ms, "updates": inst.updates,
@@ -378,14 +383,22 @@ def status(inst: Install) -> Dict[str, Any]:
 
 
 def reconfigure(inst: Install, *, policy: Optional[M.SlotPolicy] = None,
-                records: Optional[Sequence[Tuple[bytes, bytes]]] = None) -> None:
+                records: Optional[Sequence[Tuple[bytes, bytes]]] = None,
+                srh_room: Optional[str] = None) -> None:
     """Change a loaded agent in place (by map id): new destination entries (``(8-byte key,
     value)`` of the install's layout: a new table swapped in at once, :mod:`~.update`) and/or a
-    new policy (``tpc_config``; weighted round robin starts over)."""
+    new policy (``tpc_config``; weighted round robin starts over), with a new SRH room
+    (``srh_room``: for the connections opened from now on)."""
     if records is not None:
         from .update import swap_table
 
         swap_table(inst, list(records))
+    if srh_room is not None:  # connections opened from now on (with the policy's config)
+        if srh_room not in M.ROOMS:
+            raise UsageError(f"--srh-room {srh_room!r}: choose from {', '.join(M.ROOMS)}")
+        if policy is None:
+            raise UsageError("a new SRH room is written with the policy's config: give both")
+        inst.srh_room = srh_room
     if policy is not None:
         with bpfsys.map_by_id(current_table(inst)) as fd:
             recs = [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]

@@ -33,14 +33,17 @@ CONN_VALUE = struct.Struct(f"<4I8s16s{SRH_FIELD}s4I")
 STATS = ("connections", "no_entry", "no_valid_slot", "kernel_srh", "fallback", "moves",
          "errors", "inserted", "rerouted", "fib_kept", "insert_failed", "listeners",
          "slot_invalid", "update_kept", "repathed", "update_deferred", "repathed_rto",
-         "repath_plain")
+         "repath_plain", "rehashed")
 SLOT_POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
 #: What a table update does to a connection whose path it removed (``--on-update``): move it
-#: to the entry's first valid slot at once, or at its next RTO.
-ON_UPDATE = {"repath": 0, "keep": 1}
+#: to the entry's first valid slot at once (repath), or at its next RTO (keep), or at once to
+#: the slot a draw by the new weights keyed on the connection gives (rehash: the moved
+#: connections spread over the entry's paths; :mod:`tpcstudy.hostagent.slots`).
+ON_UPDATE = {"repath": 0, "keep": 1, "rehash": 2}
 #: The SRH room a connection's MSS leaves (``--srh-room``): its own path's SRH (the entry's
-#: longest with NRTOChanger), or its entry's longest (a table update may move it to any of them).
-ROOMS = {"path": 0, "entry": 1}
+#: longest with NRTOChanger), or its entry's longest (a table update may move it to any of them),
+#: or the longest SRH there is (168 bytes: any path a later table may give its entry).
+ROOMS = {"path": 0, "entry": 1, "max": 2}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -125,8 +125,8 @@ class Install:
             raise UsageError(f"{where}: netns is not a name")
         if not name_ok(doc["name"]):
             raise UsageError(f"{where}: agent name {doc['name'][:40]!r}")
-        if doc.get("srh_room", "path") not in ("path", "entry") or doc.get(
-                "on_update", "repath") not in ("repath", "keep"):
+        if doc.get("srh_room", "path") not in ("path", "entry", "max") or doc.get(
+                "on_update", "repath") not in ("repath", "keep", "rehash"):
             raise UsageError(f"{where}: srh_room or on_update is none of the choices")
         if doc.get("state", "loading") not in ("loading", "loaded"):
             raise UsageError(f"{where}: state {str(doc['state'])[:20]!r}")

@@ -12,17 +12,23 @@ from .common import add_network, add_output, add_topology, at_least, log, positi
 
 HELP = "a link fails under live TCP: no reaction, the hosts' NRTOChanger, the controller"
 DESCRIPTION = """\
-The heavy pairs' sr max-flow LP placed as TCP connections through the BPF host agent of every
-source router; --at s after the connects one link goes down (--cut A,B, default the LP's most
-utilised link). Each reaction in its own draws: none (only TCP), hosts (IGP re-convergence
-after --igp-delay and the agents' NRTOChanger), controller (IGP re-convergence and the
-controller pushing the reoptimised tables). Per connection the recovery time and whether it
-survived; goodput over time beside the intact LP and the reoptimised LP of the failed graph."""
+The heavy pairs' (or --scenario's) sr max-flow LP placed as TCP connections through the BPF
+host agent of every source router; --at s after the connects one link goes down (--cut A,B,
+default the LP's most utilised link). Each reaction in its own draws: none (only TCP), hosts
+(IGP re-convergence after --igp-delay and the agents' NRTOChanger), controller (IGP
+re-convergence and the controller pushing the reoptimised tables). Per connection the recovery
+time and whether it survived; goodput over time beside the intact LP and the reoptimised LP
+of the failed graph, and the payload share of the wire bytes the MTU and the SRHs leave (the
+ceiling of goodput over an LP that counts wire bytes)."""
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("failures", help=HELP, description=DESCRIPTION, formatter_class=RawHelp)
     add_topology(p)
+    p.add_argument("--scenario", choices=["six-paths"],
+                   help="a hand-made network instead of --topo: six-paths is the TPC paper's "
+                        "Figure 4 (6 disjoint paths, the IGP forcing one; 4 clients, 4 "
+                        "connections each)")
     f = p.add_argument_group("failures")
     f.add_argument("--heavy", type=positive(), default=20.0,
                    help="heavy pairs, percent of the edge-router pairs (default 20)")
@@ -43,8 +49,23 @@ def register(sub: Any) -> None:
     f.add_argument("--gap-ms", type=positive(), default=100.0,
                    help="a stall at least this long after the cut marks a hit connection "
                         "(default 100)")
-    f.add_argument("--connections", type=at_least(1), default=2,
-                   help="TCP connections per pair the LP serves (default 2)")
+    f.add_argument("--connections", type=at_least(1), default=None,
+                   help="TCP connections per pair the LP serves (default 2; six-paths: 4)")
+    f.add_argument("--on-update", default="rehash", choices=("rehash", "repath", "keep"),
+                   help="the controller's pushes: a connection whose path the new table removed "
+                        "moves at once to a path drawn by the new weights (rehash, default), to "
+                        "its entry's first valid path (repath), or at its next RTO (keep)")
+    f.add_argument("--controller-at", default="both", choices=("both", "igp", "event"),
+                   help="the controller handles a link event at once with the paths whose "
+                        "segments still route over the cut at weight 0, and pushes their "
+                        "weights once the IGP has re-converged (both, default); only once the "
+                        "IGP has re-converged (igp); or at once with every weight (event: a "
+                        "connection a swap moves onto such a path is in a black hole until "
+                        "the IGP re-converges)")
+    f.add_argument("--controller-scope", default="affected", choices=("affected", "all"),
+                   help="the entries the controller replaces: those whose paths cross a down "
+                        "link (affected, default) or every entry, the reoptimised LP's split of "
+                        "every pair (all)")
     add_network(p)
     add_output(p)
     p.set_defaults(func=cmd)
@@ -54,8 +75,13 @@ def cmd(args: argparse.Namespace) -> int:
     from ...emulate.experiments.failures import Failures, FailuresSettings
 
     apply_mirror(args)
-    if not args.topo:
-        raise UsageError("failures needs --topo")
+    if bool(args.topo) == bool(args.scenario):
+        raise UsageError("failures needs --topo or --scenario (one of them)")
+    per_pair = args.connections
+    if per_pair is None:
+        from ...emulate.network.handmade import scenario
+
+        per_pair = scenario(args.scenario).connections_per_pair if args.scenario else 2
     cut = None
     if args.cut:
         parts = [x.strip() for x in args.cut.split(",")]
@@ -65,7 +91,10 @@ def cmd(args: argparse.Namespace) -> int:
     st = FailuresSettings(reactions=tuple(x.strip() for x in args.reactions.split(",")),
                           cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
                           rto_count=args.rto_count, gap_ms=args.gap_ms,
-                          per_pair=args.connections)
+                          per_pair=per_pair, on_update=args.on_update,
+                          controller_at=args.controller_at,
+                          controller_scope=args.controller_scope)
     exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
-                   heavy=args.heavy, seed=args.seed, settings=st, log=log)
+                   heavy=args.heavy, seed=args.seed, settings=st, scenario_name=args.scenario,
+                   log=log)
     return run(exp, args, bpftool=True)

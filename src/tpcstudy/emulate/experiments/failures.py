@@ -41,8 +41,8 @@ from ...control.run import Controller
 from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
-from ...hostagent.loader import reconfigure
-from ...hostagent.maps import SlotPolicy
+from ...hostagent.loader import counters, reconfigure
+from ...hostagent.maps import ON_UPDATE, SlotPolicy
 from ...metrics import quantile_inf
 from ...models.maxflow import max_flow
 from ...paths import segment_ratios
@@ -55,6 +55,7 @@ from ..network import kernel as _ns
 from ..network.hostagent import install_agents
 from ..network.igp import Igp, LinkWatcher, link_down_lines, link_up_lines, route_line, route_table
 from ..network.lifecycle import Emulation
+from ..network.spec import payload_share, srh_size
 from .bpf_placement import BPF_VARIANT, placement_table
 from .failover import recovery_time
 from .harness import Experiment, Log, Row, Unit, pair_tasks, read_plan_file, topology_units
@@ -71,8 +72,10 @@ KEY = list(KINDS[KIND].key)
 REACTIONS = ("none", "hosts", "controller")
 BIN = 0.1
 METRICS = (Metric("recovery_median_s", "median", label="median recovery s"),
+           Metric("recovery_p99_s", "median", label="p99 recovery s"),
            Metric("ratio_2s", "mean", label="goodput 2 s / reoptimised LP"),
-           Metric("lost", "mean", label="lost connections"))
+           Metric("lost", "mean", label="lost connections"),
+           Metric("payload_failed", "mean", label="payload/wire", digits=4))
 
 
 @dataclasses.dataclass
@@ -86,6 +89,17 @@ class FailuresSettings:
     gap_ms: float = 100.0
     per_pair: int = 2
     k: int = 4
+    #: The controller's pushes: what a swap does to a connection whose path it removed.
+    on_update: str = "rehash"
+    #: When the controller handles a link event: once the IGP has re-converged ("igp": every
+    #: path of the new table then works, so the moved connections can spread over all of
+    #: them), at once ("event": before the IGP, a path whose segments' routes still cross
+    #: the cut is a black hole for the connections a swap moves onto it), or both ("both": at
+    #: once with those paths at weight 0, then their weights once the IGP has re-converged).
+    controller_at: str = "both"
+    #: The entries the controller replaces: those whose paths cross a down link ("affected"),
+    #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
+    controller_scope: str = "affected"
 
     def check(self) -> None:
         bad = [r for r in self.reactions if r not in REACTIONS]
@@ -94,6 +108,13 @@ class FailuresSettings:
                              f"{', '.join(REACTIONS)}")
         if not (self.at > 0 and self.observe > 2):
             raise UsageError("--at must be > 0 and --observe > 2 s")
+        if self.controller_scope not in ("affected", "all"):
+            raise UsageError(f"--controller-scope {self.controller_scope!r}: affected or all")
+        if self.controller_at not in ("igp", "event", "both"):
+            raise UsageError(f"--controller-at {self.controller_at!r}: igp, event or both")
+        if self.on_update not in ON_UPDATE:
+            raise UsageError(f"--on-update {self.on_update!r}: choose from "
+                             f"{', '.join(ON_UPDATE)}")
         if not 0 <= self.igp_delay < 60:
             raise UsageError(f"--igp-delay {self.igp_delay}: 0 to 60 s")
 
@@ -153,13 +174,36 @@ def _restore(emu: Emulation, link: Tuple[int, int]) -> None:
                       ipv6=True, label=f"intact routes of {r.name}")
 
 
+#: The SRH room of each reaction's connections: the controller may give a connection any path
+#: of the reoptimised LP (up to 9 segments, longer than its own), NRTOChanger any of its entry.
+_ROOM = {"none": "path", "hosts": "path", "controller": "max"}
+#: The agents' counters a draw reports (summed over the hosts): what became of the connections
+#: a table swap or an RTO moved.
+_MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves")
+
+
+def _agent_counters(emu: Emulation) -> Dict[str, int]:
+    out = dict.fromkeys(_MOVE_COUNTERS, 0)
+    for inst in emu.agents.values():
+        c = counters(inst)
+        for k in _MOVE_COUNTERS:
+            out[k] += int(c.get(k, 0))
+    return out
+
+
 class _Reactor(threading.Thread):
     """Reads the routers' link events and hands them to the IGP and the controller."""
 
     def __init__(self, watcher: LinkWatcher, igp: Optional[Igp], ctl: Optional[Controller],
-                 log: Log) -> None:
+                 log: Log, *, after_igp: bool = False, settle: bool = False) -> None:
         super().__init__(daemon=True)
         self.watcher, self.igp, self.ctl, self.log = watcher, igp, ctl, log
+        #: Hand the events to the controller once the IGP has installed their routes.
+        self.after_igp = after_igp and igp is not None
+        #: Once the IGP has re-converged, push the weights held back (TableState.hold_unsafe).
+        self.settle = settle and igp is not None and ctl is not None
+        self.unsettled: List[float] = []
+        self.pending: List[Event] = []
         self.stop = threading.Event()
         self.records: List[Dict[str, Any]] = []
         self.events: List[Any] = []
@@ -168,15 +212,32 @@ class _Reactor(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stop.is_set():
-                for e in self.watcher.poll(0.05):
+                for e in self.watcher.poll(0.005 if self.pending or self.unsettled else 0.05):
                     self.events.append(e)
                     if self.igp is not None:
                         self.igp.event(e.kind, e.u, e.v, at=e.at)
                     if self.ctl is not None:
-                        self.records.append(self.ctl.handle(
-                            [Event(e.kind, e.u, e.v, e.at, f"netlink {e.netns}/{e.interface}")]))
+                        self.pending.append(Event(e.kind, e.u, e.v, e.at,
+                                                  f"netlink {e.netns}/{e.interface}"))
+                if self.ctl is not None and self.pending and (
+                        not self.after_igp or self._converged()):
+                    evs, self.pending = self.pending, []
+                    self.records.append(self.ctl.handle(evs))
+                    if self.settle:
+                        self.unsettled.append(max(e.at for e in evs))
+                if self.unsettled and self.igp is not None and self.ctl is not None \
+                        and self.igp.settled(max(self.unsettled)):
+                    self.unsettled = []
+                    self.ctl.state.hold_unsafe = False
+                    self.records.append(self.ctl.refresh("igp re-converged"))
+                    self.ctl.state.hold_unsafe = True
         except Exception as exc:  # noqa: BLE001 - reported in the row
             self.error = str(exc)[:200]
+
+    def _converged(self) -> bool:
+        """The IGP has installed the routes of every event read so far."""
+        assert self.igp is not None
+        return self.igp.settled(max(e.at for e in self.pending))
 
 
 class Failures(Experiment):
@@ -191,22 +252,27 @@ class Failures(Experiment):
     arm = "reaction"
     compare = ("recovery_median_s",)
 
-    def __init__(self, *, topo: str, capacity: str = "uniform", weight: str = "hop",
-                 plan: Optional[str] = None, heavy: float = 20.0, seed: int = 0,
-                 settings: Optional[FailuresSettings] = None, log: Log = print) -> None:
+    def __init__(self, *, topo: Optional[str] = None, capacity: str = "uniform",
+                 weight: str = "hop", plan: Optional[str] = None, heavy: float = 20.0,
+                 seed: int = 0, settings: Optional[FailuresSettings] = None,
+                 scenario_name: Optional[str] = None, log: Log = print) -> None:
         self.settings = settings or FailuresSettings()
         self.settings.check()
         self.topo, self.capacity, self.weight, self.plan = topo, capacity, weight, plan
+        self.scenario_name = scenario_name
         self.heavy, self.seed = float(heavy), int(seed)
         self.plan_obj = read_plan_file(plan)
         nets = list(topology_units(topo, capacity=capacity, weight=weight, plan=self.plan_obj,
-                                   need_edges=True, log=log))
+                                   scenario_name=scenario_name, need_edges=True, log=log))
         if len(nets) != 1:
             raise UsageError(f"failures runs on one topology; --topo names {len(nets)}")
-        self.name, self.topology, plan_o, _ = nets[0]
+        self.name, self.topology, plan_o, sc = nets[0]
         self.plan_obj = plan_o or self.plan_obj
-        task = pair_tasks(self.name, self.topology, [self.heavy], [self.seed])[0]
-        self.pairs: List[Tuple[str, str]] = list(task.args)
+        if sc is not None:  # a hand-made network: its own pairs
+            self.pairs: List[Tuple[str, str]] = list(sc.pairs)
+        else:
+            task = pair_tasks(self.name, self.topology, [self.heavy], [self.seed])[0]
+            self.pairs = list(task.args)
         st = self.settings
         self.res, self.how = lp_solution(self.topology, self.pairs, "sr", k=st.k)
         self.placement: Placement = place_connections(self.topology, self.res,
@@ -222,15 +288,48 @@ class Failures(Experiment):
             self.link = most_loaded_link(self.topology, self.res, sources)
         failed = without_links(self.topology, [self.link])
         live = connected_pairs(failed, self.pairs)
-        self.lp_failed = max_flow(failed, live, model="sr", k=st.k).value if live else 0.0
+        self.res_failed = max_flow(failed, live, model="sr", k=st.k) if live else None
+        self.lp_failed = self.res_failed.value if self.res_failed is not None else 0.0
         n = self.topology.names
-        log(f"{self.name}: {len(self.pairs)} heavy pairs, LP {self.res.value:g} "
+        log(f"{self.name}: {len(self.pairs)} {'' if sc is not None else 'heavy '}pairs, LP "
+            f"{self.res.value:g} "
             f"({len(self.placement.connections)} connections); cut {n[self.link[0]]}-"
             f"{n[self.link[1]]}: reoptimised LP {self.lp_failed:g}")
 
+    def payload_shares(self, mtu: int, reaction: str) -> Tuple[float, float]:
+        """The payload share of the wire bytes (:func:`~..network.spec.payload_share`) the
+        model implies at ``mtu``: over the intact LP's placed paths (weighted by their LP flow)
+        and over the reoptimised LP's paths, with the SRH room of ``reaction``'s agents (the
+        connection's own path; with NRTOChanger its entry's longest; with the controller the
+        longest SRH, 168 bytes). Goodput over
+        the LP cannot exceed them: the LP counts capacity in wire bytes, goodput is payload."""
+        longest: Dict[Tuple[str, str], int] = {}
+        flows: Dict[Tuple[str, str, Tuple[str, ...]], float] = {}
+        for c in self.placement.connections:
+            longest[(c.source, c.destination)] = max(longest.get((c.source, c.destination), 0),
+                                                     len(c.segments))
+            flows[(c.source, c.destination, c.segments)] = c.lp_flow
+        num = den = 0.0
+        for (s_, t_, segs), f in flows.items():
+            room = {"hosts": srh_size(longest[(s_, t_)]), "controller": srh_size(9)}.get(
+                reaction, -1)
+            num += f * payload_share(mtu, srh_size(len(segs)), room)
+            den += f
+        intact = num / den if den > 0 else math.nan
+        num = den = 0.0
+        res = self.res_failed
+        if res is not None:
+            for path, f in zip(res.paths, res.flows.tolist()):
+                if f > 0:
+                    room = srh_size(9) if reaction == "controller" else -1
+                    num += f * payload_share(mtu, srh_size(len(path) - 1), room)
+                    den += f
+        return intact, (num / den if den > 0 else math.nan)
+
     def config(self) -> Dict[str, Any]:
-        return {"topo": self.topo, "capacity": self.capacity, "weight": self.weight,
-                "plan": self.plan, "heavy": self.heavy, "seed": self.seed,
+        return {"topo": self.topo, "scenario": self.scenario_name, "capacity": self.capacity,
+                "weight": self.weight, "plan": self.plan,
+                "heavy": None if self.scenario_name else self.heavy, "seed": self.seed,
                 "settings": dataclasses.asdict(self.settings)}
 
     def seeds(self) -> Optional[List[int]]:
@@ -263,15 +362,18 @@ class Failures(Experiment):
         for src, inst in emu.agents.items():  # the intact table, this reaction's policy
             recs = [(e.key, encode_value(e.prefix, e.paths, BPF_VARIANT))
                     for e in self.paths.entries if e.source == src]
-            reconfigure(inst, policy=policy, records=recs)
+            reconfigure(inst, policy=policy, records=recs, srh_room=_ROOM[reaction])
         igp = Igp(spec, delay=st.igp_delay, log=log) if reaction != "none" else None
         ctl = None
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
-                               self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k)
-            ctl = Controller(state, LocalPush(emu.agents, save=False))
+                               self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k,
+                               only_affected=st.controller_scope == "affected",
+                               hold_unsafe=st.controller_at == "both")
+            ctl = Controller(state, LocalPush(emu.agents, save=False, on_update=st.on_update))
         watcher = LinkWatcher(spec)
-        reactor = _Reactor(watcher, igp, ctl, log)
+        reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp",
+                           settle=st.controller_at == "both")
         flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
                           timeline=True) for c in self.placement.connections]
         ns, lines = link_down_lines(spec, *self.link)
@@ -281,6 +383,7 @@ class Failures(Experiment):
             _ns.run_batch("ip", lines, netns=ns, label="link down")
             return t
 
+        counted = _agent_counters(emu)
         reactor.start()
         try:
             tr = run_traffic(emu, flows, warmup=0.0, seconds=st.at + st.observe, poll_ms=50.0,
@@ -294,6 +397,7 @@ class Failures(Experiment):
             if ctl is not None:
                 ctl.close()
             _restore(emu, self.link)
+        moved = {k: v - counted.get(k, 0) for k, v in _agent_counters(emu).items()}
         t_cut = tr.actions["cut"]
         end = tr.times["stop"]
         rec_s, lost, hit = [], 0, 0
@@ -319,9 +423,11 @@ class Failures(Experiment):
         igp_ms = ((igp.history[0].installed_at - t_cut) * 1e3
                   if igp is not None and igp.history else math.nan)
         ctl_rec = next((x for x in reactor.records if not x.get("unchanged")), None)
+        share_i, share_f = self.payload_shares(spec.mtu, reaction)
         n = self.topology.names
         row: Row = {
-            "scenario": self.name, "reaction": reaction, "heavy": self.heavy, "seed": self.seed,
+            "scenario": self.name, "reaction": reaction,
+            "heavy": "" if self.scenario_name else self.heavy, "seed": self.seed,
             "cut": f"{n[self.link[0]]}-{n[self.link[1]]}", "at": st.at,
             "connections": len(flows), "hit": hit, "recovered": hit - lost, "lost": lost,
             "recovery_median_s": quantile_inf(rec_sorted, 0.5) if rec_sorted else math.nan,
@@ -342,24 +448,38 @@ class Failures(Experiment):
             "push_ms": ctl_rec.get("push_ms", math.nan) if ctl_rec else math.nan,
             "swap_ms": ctl_rec.get("swap_ms", math.nan) if ctl_rec else math.nan,
             "pushed": len(ctl_rec.get("pushed", [])) if ctl_rec else 0,
+            "agent_counters": json.dumps(moved, sort_keys=True),
+            "mtu": spec.mtu, "payload_intact": round(share_i, 4),
+            "payload_failed": round(share_f, 4),
             "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
             "status": "ok" if not (reactor.error or (igp and igp.errors)) else "failed",
             "error": reactor.error or "; ".join(igp.errors if igp else [])}
         log(f"{self.name} {reaction}: recovery median {row['recovery_median_s']:.3f} s, p99 "
             f"{row['recovery_p99_s']:.3f} s over {hit} hit of {len(flows)}, lost {lost}; "
             f"goodput 2 s after the cut {g2:.3f} units = {row['ratio_2s']:.2f} of the "
-            f"reoptimised LP ({lp_f:.3f}; intact {lp_i:.3f}); igp {row['igp_ms']} ms"
+            f"reoptimised LP ({lp_f:.3f}; intact {lp_i:.3f}); before the cut "
+            f"{row['goodput_before'] / lp_i:.2f} of the intact LP; payload/wire at MTU "
+            f"{spec.mtu}: {share_i:.3f} intact, {share_f:.3f} reoptimised; igp {row['igp_ms']} ms"
             + (f"; control: detect {row['detect_ms']} compute {row['compute_ms']} push "
-               f"{row['push_ms']} swap {row['swap_ms']} ms" if ctl_rec else ""))
+               f"{row['push_ms']} swap {row['swap_ms']} ms" if ctl_rec else "")
+            + f"; agents: {', '.join(f'{k} {v}' for k, v in moved.items() if v)}")
         return row
 
     def table(self, rows: Sequence[Row]) -> str:
         return format_failures(rows)
 
+    def report(self, outcome: Any) -> str:
+        """The summary over the draws (intervals), then the pooled table (recovery over every
+        hit connection of every draw, the payload share beside the goodput ratios)."""
+        text = super().report(outcome)
+        draws = {str(r.get("draw", 0)) for r in outcome.rows}
+        return text if len(draws) <= 1 else text + "\n" + format_failures(outcome.rows)
+
 
 def format_failures(rows: Sequence[Row]) -> str:
-    lines = [f"{'scenario':>10} {'reaction':>10} {'draws':>5} {'median s':>9} {'p99 s':>7} "
-             f"{'lost':>5} {'goodput2s/LP':>12}"]
+    lines = [f"{'scenario':>10} {'reaction':>10} {'mtu':>5} {'draws':>5} {'median s':>9} "
+             f"{'p99 s':>7} {'lost':>5} {'before/LP':>9} {'goodput2s/LP':>12} "
+             f"{'payload/wire':>12} {'2s/(LPxpw)':>10}"]
     for sc in sorted({str(r.get("scenario")) for r in rows}):
         for re_ in REACTIONS:
             sel = [r for r in rows if r.get("scenario") == sc and r.get("reaction") == re_
@@ -371,10 +491,19 @@ def format_failures(rows: Sequence[Row]) -> str:
             p99 = quantile_inf(rec, 0.99) if rec else math.nan
             lost = sum(int(v) for v in (cell_float(r.get("lost")) for r in sel) if v == v)
             ratio = float(np.mean([cell_float(r.get("ratio_2s")) for r in sel]))
-            lines.append(f"{sc:>10} {re_:>10} {len(sel):>5} {med:>9.3f} {p99:>7.3f} "
-                         f"{lost:>5} {ratio:>12.3f}")
-    lines.append("recovery over every hit connection of every draw (inf: lost); goodput in the "
-                 "2 s after the cut / the reoptimised LP of the failed graph")
+            before = float(np.mean([cell_float(r.get("goodput_before"))
+                                    / cell_float(r.get("lp_intact")) for r in sel]))
+            share = float(np.mean([cell_float(r.get("payload_failed")) for r in sel]))
+            mtu = str(sel[0].get("mtu") or "")
+            lines.append(f"{sc:>10} {re_:>10} {mtu:>5} {len(sel):>5} {med:>9.3f} {p99:>7.3f} "
+                         f"{lost:>5} {before:>9.3f} {ratio:>12.3f} {share:>12.3f} "
+                         f"{ratio / share:>10.3f}")
+    lines.append("recovery over every hit connection of every draw (inf: lost); before/LP: "
+                 "goodput in the 1 s before the cut / the intact LP; goodput2s/LP: in the 2 s "
+                 "after the cut / the reoptimised LP of the failed graph; payload/wire: the "
+                 "payload share of a full packet's wire bytes (IPv6, SRH, TCP with timestamps, "
+                 "Ethernet) over the reoptimised LP's paths at that MTU, the ceiling of the "
+                 "goodput ratios (the LP counts wire bytes); 2s/(LPxpw): the ratio over it")
     return "\n".join(lines)
 
 

@@ -209,6 +209,13 @@ class Igp:
                  f"{(done - rec.event_at) * 1e3:.0f} ms after the event")
         return rec
 
+    def settled(self, since: float) -> bool:
+        """Routes installed after ``since`` (``time.monotonic``) and none pending: every link
+        event read before ``since`` and handed to :meth:`event` is in the routers' routes."""
+        with self._lock:
+            return (not self._pending and bool(self.history)
+                    and self.history[-1].installed_at >= since)
+
     def wait(self, timeout: float = 30.0) -> None:
         """Until no re-convergence is pending."""
         end = time.monotonic() + timeout

@@ -60,7 +60,7 @@ __all__ = [
     "NetworkSpec", "Router", "Interface", "Route", "Batch", "Sysctls", "Step",
     "network_spec", "igp_next_hops", "build_steps", "teardown_steps", "render_shell",
     "host_address", "HASH_FIELDS", "HASH_POLICY", "PACKET_BYTES", "hash_seed", "DEFAULT_MTU",
-    "MTU_RANGE", "HOST_NIC", "HOST_GW", "HOST_TABLE",
+    "MTU_RANGE", "HOST_NIC", "HOST_GW", "HOST_TABLE", "payload_share", "srh_size",
 ]
 
 #: ``net.ipv6.fib_multipath_hash_policy``: 3 = the fields of ``fib_multipath_hash_fields``.
@@ -75,6 +75,27 @@ ETHERNET_HEADER = 14
 #: The MTU of every link (and so the MSS and the SRH's room): 1280 (IPv6's least) to 9000.
 DEFAULT_MTU = 1500
 MTU_RANGE = (1280, 9000)
+#: IPv6 (40) + TCP (20) + TCP's timestamp option (12, on by default in every namespace).
+IP_TCP_HEADERS = 72
+
+
+def srh_size(segments: int) -> int:
+    """Bytes of an SRH carrying ``segments`` waypoints (the egress included) and the real
+    destination in segments[0]: 8 + 16 (segments + 1); 0 for a plain connection."""
+    return 8 + 16 * (segments + 1) if segments > 0 else 0
+
+
+def payload_share(mtu: int, srh: int, room: int = -1) -> float:
+    """TCP payload bytes per wire byte of a full-size packet, as the links count them (HTB sees
+    the Ethernet frame): the MSS is the MTU less IPv6, TCP, its timestamps and the SRH room the
+    agent reserved (``room``, default the packet's own SRH ``srh``); the frame adds the Ethernet
+    header and the SRH itself. 1500 and one waypoint: (1500 - 72 - 40) / (1500 + 14) = 0.917;
+    9000: 0.986. The LPs count link capacity in these wire bytes, the receivers count payload."""
+    room = srh if room < 0 else room
+    payload = mtu - IP_TCP_HEADERS - room
+    return payload / (mtu - room + srh + ETHERNET_HEADER)
+
+
 #: HTB burst in full-size packets (small, so shaping is tight at low rates).
 BURST_PACKETS = 2
 #: The smallest queue, in full-size packets.

@@ -136,10 +136,16 @@ struct config {
 };
 
 /* ROOM_PATH: its own path's SRH (the entry's longest with NRTOChanger); ROOM_ENTRY: the
- * entry's longest, so that a table update can move it to any path of its entry. */
-enum { ROOM_PATH = 0, ROOM_ENTRY = 1 };
+ * entry's longest, so that a table update can move it to any path of its entry; ROOM_MAX: the
+ * longest SRH there is (9 segments, SRH_FIELD bytes), so that it can take any path a later
+ * table gives its entry (a controller's reoptimised paths may be longer than today's). */
+enum { ROOM_PATH = 0, ROOM_ENTRY = 1, ROOM_MAX = 2 };
 
-enum { ON_UPDATE_REPATH = 0, ON_UPDATE_KEEP = 1 };
+/* REPATH: the entry's first valid slot that fits; KEEP: that, at the next RTO; REHASH: the
+ * slot a weighted draw by the new table's weights gives, drawn with the connection's hash
+ * (stable: the same connection and table give the same slot), so the moved connections spread
+ * over the entry's paths in the proportions of the weights (hostagent/slots.py mirrors it). */
+enum { ON_UPDATE_REPATH = 0, ON_UPDATE_KEEP = 1, ON_UPDATE_REHASH = 2 };
 
 enum { POLICY_FIRST = 0, POLICY_SLOT = 1, POLICY_WEIGHTED = 2, POLICY_WRR = 3 };
 
@@ -163,6 +169,7 @@ enum {
 	ST_UPDATE_DEFERRED, /* its path was removed, ON_UPDATE_KEEP: moved at its next RTO */
 	ST_REPATHED_RTO,    /* ... moved at that RTO */
 	ST_REPATH_PLAIN,    /* its path was removed and no valid slot fits: plain routing */
+	ST_REHASHED,        /* its path was removed: ON_UPDATE_REHASH moved it by the weights */
 	ST_COUNT = 24
 };
 
@@ -557,7 +564,8 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 	c->kernel = 0;
 	c->gen = gen;
 	c->stale = 0;
-	c->room = (cfg->nrto || cfg->room == ROOM_ENTRY) ? longest(v) : c->len;
+	c->room = cfg->room == ROOM_MAX ? SRH_FIELD
+		  : (cfg->nrto || cfg->room == ROOM_ENTRY) ? longest(v) : c->len;
 	__builtin_memcpy(c->dkey, dkey, 8);
 	key_of(skops, &k);
 	count(ST_CONNECTIONS);
@@ -599,6 +607,99 @@ static __always_inline int repath(struct conn *c, __u32 gen)
 	return 1;
 }
 
+/* A stable 32-bit hash of a connection (its key as on its packets): FNV-1a over the 36 bytes,
+ * then murmur3's finaliser (the multiply-shift draw below uses the high bits). */
+static __always_inline __u32 conn_hash(const struct conn_key *k)
+{
+	const __u8 *b = (const __u8 *)k;
+	__u32 h = 2166136261u;
+
+	for (__u32 i = 0; i < sizeof(*k); i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/* Slot i is valid and its SRH fits room bytes. */
+static __always_inline int fits(const struct dest_value *v, __u32 i, __u32 room)
+{
+	return i < MAX_PATHS && slot_ok(v, i) && (__u32)(v->slot[i].srh.hdrlen + 1) * 8 <= room;
+}
+
+/* A fitting slot's weight for the keyed draw: wfix's 32 bits brought to 17 (so hash x total
+ * stays within 64 bits); 1 each in the layout without weights. */
+static __always_inline __u64 draw_weight(const struct dest_value *v, __u32 i, __u32 room,
+					 __u32 emax)
+{
+	if (!fits(v, i, room))
+		return 0;
+#if VALUE_SIZE >= 1652
+	return wfix(v, i, emax) >> 15;
+#else
+	return 1;
+#endif
+}
+
+/* ON_UPDATE_REHASH's choice: among the fitting slots, slot i with probability w_i / sum w over
+ * the connection hashes (r = hash x total / 2^32; uniform when every weight is zero); -1 when
+ * no slot fits. */
+static __always_inline int keyed_pick(const struct dest_value *v, __u32 room, __u32 h)
+{
+	__u64 total = 0, acc = 0, r, w;
+	__u32 emax = 0, n = 0;
+	int uniform;
+
+	for (__u32 i = 0; i < MAX_PATHS; i++) {
+		if (!fits(v, i, room))
+			continue;
+		n++;
+#if VALUE_SIZE >= 1652
+		if (v->weight[i].mantissa && v->weight[i].exponent > emax)
+			emax = v->weight[i].exponent;
+#endif
+	}
+	if (!n)
+		return -1;
+	for (__u32 i = 0; i < MAX_PATHS; i++)
+		total += draw_weight(v, i, room, emax);
+	uniform = total == 0;
+	if (uniform)
+		total = n;
+	r = ((__u64)h * total) >> 32;
+	for (__u32 i = 0; i < MAX_PATHS; i++) {
+		w = uniform ? (__u64)fits(v, i, room) : draw_weight(v, i, room, emax);
+		acc += w;
+		if (w && r < acc)
+			return i;
+	}
+	return -1;
+}
+
+/* ON_UPDATE_REHASH: the connection's path is gone; keyed_pick's slot, else plain routing.
+ * 0: moved to a slot; 1: plain routing. */
+static __always_inline int rehash(struct conn *c, __u32 gen, __u32 h)
+{
+	struct dest_value *v = lookup_dest(gen, c->dkey);
+
+	if (v) {
+		int i = keyed_pick(v, c->room, h);
+
+		if (i >= 0 && take_slot(c, v, (__u32)i) == 0) {
+			count_slot(c->dkey, c->slot);
+			return 0;
+		}
+	}
+	c->len = 0;
+	count(ST_REPATH_PLAIN);
+	return 1;
+}
+
 /* The SRH field of slot i equals the connection's (the same waypoints, in the same order). */
 static __always_inline int same_srh(const struct dest_value *v, __u32 i, const struct conn *c)
 {
@@ -612,8 +713,10 @@ static __always_inline int same_srh(const struct dest_value *v, __u32 i, const s
 
 /* A table update happened since this connection's path was checked (tc egress, per packet:
  * at once): it keeps its path when its slot still holds the same SRH, else it moves now
- * (ON_UPDATE_REPATH) or is marked for its next RTO (ON_UPDATE_KEEP). */
-static __always_inline void recheck(struct conn *c, const struct config *cfg, __u32 gen)
+ * (ON_UPDATE_REPATH: the first valid slot; ON_UPDATE_REHASH: by the weights, keyed on k) or is
+ * marked for its next RTO (ON_UPDATE_KEEP). */
+static __always_inline void recheck(struct conn *c, const struct config *cfg, __u32 gen,
+				    const struct conn_key *k)
 {
 	struct dest_value *v = lookup_dest(gen, c->dkey);
 
@@ -627,6 +730,11 @@ static __always_inline void recheck(struct conn *c, const struct config *cfg, __
 	if (cfg->on_update == ON_UPDATE_KEEP) {
 		c->stale = 1;
 		count(ST_UPDATE_DEFERRED);
+		return;
+	}
+	if (cfg->on_update == ON_UPDATE_REHASH) {
+		if (rehash(c, gen, conn_hash(k)) == 0)
+			count(ST_REHASHED);
 		return;
 	}
 	if (repath(c, gen) == 0)
@@ -750,7 +858,7 @@ int tpc_egress(struct __sk_buff *skb)
 		struct config *cfg = bpf_map_lookup_elem(&tpc_config, &zero2);
 
 		if (cfg)
-			recheck(c, cfg, gen);
+			recheck(c, cfg, gen, &k);
 	}
 	__u64 len = srh_len(c->len);
 
