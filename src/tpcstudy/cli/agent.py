@@ -13,6 +13,7 @@ import sys
 from typing import Any, Dict
 
 from ..errors import UsageError
+from ..hostagent.maps import ON_UPDATE
 from .options import RawHelp
 
 DESCRIPTION = """\
@@ -59,7 +60,7 @@ def register(sub: Any) -> None:
     ld.add_argument("--mtu", type=int, default=None,
                     help="MTU the SRH room is computed from (default: the interfaces')")
     ld.add_argument("--name", default=None, help="the install's name (default: the host)")
-    ld.add_argument("--on-update", default="repath", choices=("repath", "keep", "rehash"),
+    ld.add_argument("--on-update", default="repath", choices=tuple(ON_UPDATE),
                     help="after 'agent update', a connection whose path the new table removed "
                          "moves to its entry's first valid path at once (repath) or at its "
                          "next RTO (keep), or at once to a path drawn by the new weights, "
@@ -76,7 +77,7 @@ def register(sub: Any) -> None:
     up.add_argument("--table", required=True, metavar="DIR",
                     help="a folder written by 'tpcstudy export --format bpf'")
     up.add_argument("--host", default=None, help="its source router (default: the loaded one)")
-    up.add_argument("--on-update", default=None, choices=("repath", "keep", "rehash"),
+    up.add_argument("--on-update", default=None, choices=tuple(ON_UPDATE),
                     help="connections whose path the new table removes (default: as loaded)")
     up.add_argument("--json", action="store_true", help="one JSON object")
     up.set_defaults(func=cmd_update)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 from ..errors import UsageError
+from ..hostagent.maps import ON_UPDATE
 from .emulate.common import add_topology, at_least
 from .options import apply_mirror
 
@@ -56,7 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument("--push", choices=("local", "command"), default="local",
                    help="local: the atomic swap in each agent loaded here (default); command: "
                         "the command after '--' per host, {host} and {table} substituted")
-    p.add_argument("--on-update", default="rehash", choices=("rehash", "repath", "keep"),
+    p.add_argument("--on-update", default="rehash", choices=tuple(ON_UPDATE),
                    help="with --push local: a connection whose path a pushed table removed moves "
                         "at once to a path drawn by the new weights, keyed on the connection "
                         "(rehash, default: moved connections spread as the new table says), to "

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import InputFileError, UsageError
 from ..linux import CGROUP_ROOT
+from .maps import ON_UPDATE
 
 __all__ = ["Install", "state_dir", "save", "read_saved", "saved_names", "forget", "create",
            "cgroup_path", "check_cgroup", "DEFAULT_PINS", "name_ok"]
@@ -126,7 +127,7 @@ class Install:
         if not name_ok(doc["name"]):
             raise UsageError(f"{where}: agent name {doc['name'][:40]!r}")
         if doc.get("srh_room", "path") not in ("path", "entry", "max") or doc.get(
-                "on_update", "repath") not in ("repath", "keep", "rehash"):
+                "on_update", "repath") not in ON_UPDATE:
             raise UsageError(f"{where}: srh_room or on_update is none of the choices")
         if doc.get("state", "loading") not in ("loading", "loaded"):
             raise UsageError(f"{where}: state {str(doc['state'])[:20]!r}")

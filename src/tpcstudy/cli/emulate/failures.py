@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from ...errors import UsageError
+from ...hostagent.maps import ON_UPDATE
 from ..options import RawHelp, apply_mirror
 from .common import add_network, add_output, add_topology, at_least, log, positive, run
 
@@ -51,7 +52,7 @@ def register(sub: Any) -> None:
                         "(default 100)")
     f.add_argument("--connections", type=at_least(1), default=None,
                    help="TCP connections per pair the LP serves (default 2; six-paths: 4)")
-    f.add_argument("--on-update", default="rehash", choices=("rehash", "repath", "keep"),
+    f.add_argument("--on-update", default="rehash", choices=tuple(ON_UPDATE),
                    help="the controller's pushes: a connection whose path the new table removed "
                         "moves at once to a path drawn by the new weights (rehash, default), to "
                         "its entry's first valid path (repath), or at its next RTO (keep)")
