@@ -226,3 +226,21 @@ def test_reoptimised_replaces_only_affected_entries():
     newby = {(e.source, e.destination): e for e in new.entries}
     assert by["A", "C"] is newby["A", "C"] and by["B", "A"] is newby["B", "A"]
     assert by["D", "C"] is base.entries[2]  # D -> C never crossed A-B: untouched
+
+
+def test_netlink_source_hands_each_event_to_the_igp() -> None:
+    """``control --network``: every link event read from the routers also reaches the
+    emulated IGP (``Igp.event``), in order, before the controller sees it."""
+    from types import SimpleNamespace
+
+    from tpcstudy.control.events import NetlinkSource
+
+    evs = [SimpleNamespace(kind="down", u=1, v=4, at=10.0, netns="p-r1", interface="to4"),
+           SimpleNamespace(kind="up", u=1, v=4, at=11.5, netns="p-r4", interface="to1")]
+    watcher = SimpleNamespace(poll=lambda timeout: list(evs))
+    seen = []
+    got = NetlinkSource(watcher, lambda *e: seen.append(e)).poll(0.1)
+    assert seen == [("down", 1, 4, 10.0), ("up", 1, 4, 11.5)]
+    assert [(e.kind, e.u, e.v, e.source) for e in got] == [
+        ("down", 1, 4, "netlink p-r1/to4"), ("up", 1, 4, "netlink p-r4/to1")]
+    assert len(NetlinkSource(watcher).poll(0.1)) == 2  # no IGP: the events alone

@@ -56,6 +56,14 @@ def test_control_on_an_emulated_network_then_sigkill(tmp_path):
         assert "waiting for link events" in ctl.stderr.readline()  # its sockets are open
         a, b = t.index_of("Chicago"), t.index_of("Indianapolis")
         lo, hi = min(a, b), max(a, b)
+
+        def via_cut() -> list:  # routes of the other end still sending into the dead link
+            out = subprocess.run(["ip", "-n", f"{prefix}r{hi}", "-6", "route", "show"],
+                                 capture_output=True, text=True).stdout
+            return [x for x in out.splitlines()
+                    if f"dev to{lo} " in x and not x.startswith("fe80::")]  # not link-local
+
+        assert via_cut(), 'the link carries routes'
         N.run_batch("ip", [f"link set dev to{hi} down"], netns=f"{prefix}r{lo}")
         line = ctl.stdout.readline()
         doc = json.loads(line)
@@ -64,6 +72,9 @@ def test_control_on_an_emulated_network_then_sigkill(tmp_path):
         assert doc["pushed"] and not doc["failed"]
         for k in ("detect_ms", "compute_ms", "push_ms", "swap_ms"):
             assert doc[k] >= 0
+        # the IGP re-converged: the other end routes nothing into the dead link any more
+        assert "igp: 1 link(s) down (Chicago-Indianapolis)" in ctl.stderr.readline()
+        assert via_cut() == []
         # the kernel's generation of a pushed host's agent moved on (the table swapped)
         from tpcstudy.hostagent.record import Install
         from tpcstudy.hostagent.update import BpfKernel

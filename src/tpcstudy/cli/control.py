@@ -50,6 +50,13 @@ def register(sub: Any) -> None:
     p.add_argument("--network", default=None,
                    help="a network started with 'tpcstudy emulate up': read its routers' link "
                         "events, and (--push local) its hosts' agents")
+    p.add_argument("--igp-delay", type=float, default=0.2, metavar="SECONDS",
+                   help="with --network: the network's IGP re-converges this long after a link "
+                        "event (every router gets the routes of the graph without the links "
+                        "down, as 'emulate failures' does; 0 to 60, default 0.2)")
+    p.add_argument("--no-igp", action="store_true",
+                   help="with --network: leave the routers' routes as they are (a cut link "
+                        "stays a black hole for the segments routed over it)")
     p.add_argument("--events", default=None, metavar="FILE|-",
                    help="event lines 'down A B' / 'up A B': '-' standard input, else a file "
                         "watched for appended lines (default: the network's link events, else "
@@ -143,7 +150,8 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
     state = TableState(topo, plan, pairs, hosts, base, variant, reaction=args.reaction,
                        k=args.k, paths=args.paths)
     sources: List[Any] = []
-    watcher = None
+    watcher: Any = None
+    igp: Any = None
     try:
         if args.events == "-" or (args.events is None and spec is None):
             sources.append(LineSource(sys.stdin.buffer, topo, "stdin"))
@@ -151,9 +159,12 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
             fh = open(args.events, "rb")  # noqa: SIM115 - closed with the sources
             sources.append(LineSource(fh, topo, args.events, follow=True))
         else:
-            from ..emulate.network.igp import LinkWatcher
+            from ..emulate.network.igp import Igp, LinkWatcher
+            if not args.no_igp:
+                igp = Igp(spec, delay=args.igp_delay,
+                          log=lambda m: print(m, file=sys.stderr, flush=True))
             watcher = LinkWatcher(spec)
-            sources.append(NetlinkSource(watcher))
+            sources.append(NetlinkSource(watcher, igp.event if igp is not None else None))
         ctl = Controller(state, pusher, folder=Path(args.state) if args.state else None)
         stop = threading.Event()
         old = {s: signal.signal(s, lambda n, f: stop.set())
@@ -172,6 +183,8 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
             ctl.close()
         print(f"tpcstudy control: stopped after {n} events", file=sys.stderr)
     finally:
+        if igp is not None:
+            igp.stop()
         if watcher is not None:
             watcher.close()
         for s in sources:

@@ -14,7 +14,7 @@ import dataclasses
 import os
 import select
 import time
-from typing import IO, List, Optional
+from typing import IO, Callable, List, Optional
 
 from ..errors import UsageError
 from ..topology import Topology
@@ -127,12 +127,17 @@ class LineSource:
 
 
 class NetlinkSource:
-    """Events from the routers' rtnetlink link messages of an emulated network."""
+    """Events from the routers' rtnetlink link messages of an emulated network; each also
+    handed to ``on_event(kind, u, v, at)`` when given (the emulated IGP)."""
 
-    def __init__(self, watcher: object) -> None:
-        self.watcher = watcher
+    def __init__(self, watcher: object,
+                 on_event: Optional[Callable[[str, int, int, float], None]] = None) -> None:
+        self.watcher, self.on_event = watcher, on_event
         self.eof = False
 
     def poll(self, timeout: float) -> List[Event]:
         evs = self.watcher.poll(timeout)  # type: ignore[attr-defined]
+        if self.on_event is not None:
+            for e in evs:
+                self.on_event(e.kind, e.u, e.v, e.at)
         return [Event(e.kind, e.u, e.v, e.at, f"netlink {e.netns}/{e.interface}") for e in evs]
