@@ -167,9 +167,12 @@ def test_failures_on_six_paths(tmp_path):
     import csv
 
     out = tmp_path / "f"
+    # jumbo frames at 60 Mbit/s: the packet rate of 1500 bytes at 10 (at 10 Mbit/s a 9000-byte
+    # frame takes 7.2 ms and the queue holds a few: losses become stacked timeouts, and a
+    # connection may still be waiting at the end of the run: docs/control.md)
     p = _cli("emulate", "failures", "--scenario", "six-paths", "--reactions", "none,controller",
-             "--queue-ms", "10", "--mtu", "9000", "--at", "2", "--observe", "4", "--out",
-             str(out))
+             "--queue-ms", "10", "--mtu", "9000", "--link-mbps", "60", "--at", "2", "--observe",
+             "6", "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     with open(out / "results.csv", newline="") as fh:
         rows = {r["reaction"]: r for r in csv.DictReader(fh)}
