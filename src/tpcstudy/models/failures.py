@@ -335,7 +335,8 @@ class MaxflowIntact:
             [q for q in (_ids(topo, res.paths[j]) for j in unused.tolist()) if len(q) > 2]
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, self.used_paths, self.used_flows, concrete)
-        self.segments = _segments(topo, self.S, self.T, [] if concrete else self.used_paths)
+        # ecmp and sr re-solve over segments (mcf and multipath over concrete paths: none kept)
+        self.segments = None if concrete else _segments(topo, self.S, self.T, self.used_paths)
 
 
 def _segments(topo: Topology, S: np.ndarray, T: np.ndarray, seqs: List[Tuple[int, ...]]
@@ -370,7 +371,8 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
     pairs = np.stack([intact.S, intact.T], axis=1)
     k = intact.k
     reopt: Optional[Reaction] = None
-    known = intact.segments.after_failure(ftopo, amap)  # the DAGs the failure left alone
+    known = (None if intact.segments is None  # the DAGs the failure left alone
+             else intact.segments.after_failure(ftopo, amap))
 
     dropped = set(sc.nodes)
     pool = [q for q in intact.pool_paths if not dropped.intersection(q[1:-1])]
@@ -379,7 +381,7 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
         t0 = time.perf_counter()
         r = max_flow(ftopo, pairs, model=model, k=k, solver=intact.solver, time_limit=time_limit,
                      initial_columns=columns, fixed_columns=fixed,
-                     segments=known if model in ("ecmp", "sr") else None,
+                     segments=known,
                      pool_columns=pool if columns is not None and not fixed else None)
         if not r.ok:
             return Reaction(label, math.nan, ndis, status="failed", error=f"{r.status}: {r.message}",
