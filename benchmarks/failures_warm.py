@@ -47,7 +47,8 @@ def main(argv: List[str]) -> int:
         topo = prune(read_topology(files[name]))
         pairs = heavy_pairs(topo, percent=args.heavy, seed=args.seed)
         for model in args.models.split(","):
-            intact = F.MaxflowIntact(topo, pairs, max_flow(topo, pairs, model=model, k=args.k),
+            intact = F.MaxflowIntact(topo, pairs, max_flow(topo, pairs, model=model, k=args.k,
+                                                               keep_state=True),
                                      args.k)
             for n, sc in enumerate(F.scenarios(topo, f"links:{args.links}", seed=args.seed)):
                 ft, _ = F.failed_topology(topo, sc)

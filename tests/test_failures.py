@@ -181,8 +181,10 @@ def test_reoptimised_equals_the_study_on_the_file_without_the_link(
         names = [(topo.names[s], topo.names[t]) for s, t in pairs.tolist()]
         sc = F.Scenario(F.link_id(topo, link), (link,))
         for model in ("ecmp", "sr", "mcf"):
-            intact = F.MaxflowIntact(topo, pairs, max_flow(topo, pairs, model=model, k=4), 4)
+            intact = F.MaxflowIntact(topo, pairs, max_flow(topo, pairs, model=model, k=4,
+                                                           keep_state=True), 4)
             got = {r.reaction: r for r in F.maxflow_reactions(intact, sc)}
+            assert got["reoptimised"].warm or model == "mcf"  # (mcf: kept when untouched)
             want = max_flow(cut, names, model=model, k=4).value
             assert got["reoptimised"].value == pytest.approx(want, rel=1e-9, abs=1e-9), \
                 (topo.name, sc.id, model)
@@ -194,7 +196,8 @@ def test_order_of_the_reactions(zoo_topos: List[Topology]) -> None:
     rng = random.Random(7)
     for topo in zoo_topos[:5]:
         pairs = heavy_pairs(topo, percent=10, seed=1)
-        intact = {m: F.MaxflowIntact(topo, pairs, max_flow(topo, pairs, model=m, k=4), 4)
+        intact = {m: F.MaxflowIntact(topo, pairs, max_flow(topo, pairs, model=m, k=4,
+                                                           keep_state=m != "multipath"), 4)
                   for m in ("ecmp", "sr", "multipath", "mcf")}
         for link in rng.sample(range(topo.num_links), 4):
             sc = F.Scenario(F.link_id(topo, link), (link,))
@@ -218,7 +221,7 @@ def test_warm_equals_cold_and_nodes(zoo_topos: List[Topology]) -> None:
     re-solve equals the cold one."""
     topo = zoo_topos[0]
     pairs = heavy_pairs(topo, percent=100, seed=0)
-    res = max_flow(topo, pairs, model="sr", k=4)
+    res = max_flow(topo, pairs, model="sr", k=4, keep_state=True)
     intact = F.MaxflowIntact(topo, pairs, res, 4)
     for sc in F.scenarios(topo, "nodes")[:4]:
         got = {r.reaction: r for r in F.maxflow_reactions(intact, sc)}
@@ -316,17 +319,84 @@ def test_summary_by_hand() -> None:
 
 
 def test_pool_columns_and_kept_segments_change_nothing(zoo_topos: List[Topology]) -> None:
-    """``pool_columns`` (the intact solve's unused sr-paths, waiting in the pool) and the
-    segment ratios kept from the intact network give the cold solve's value, on every link of
-    a Zoo topology; the warm start does hold such columns (the intact solve made some)."""
+    """``pool_columns`` (sr-paths waiting in the pool) and the segment ratios kept from the
+    intact network give the cold solve's value, on every link of a Zoo topology."""
     topo = zoo_topos[2]
     pairs = heavy_pairs(topo, percent=100, seed=0)
     res = max_flow(topo, pairs, model="sr", k=4)
     intact = F.MaxflowIntact(topo, pairs, res, 4)
-    assert intact.pool_paths and len(intact.segments) >= len(pairs)
+    flows = np.asarray(res.flows)
+    unused = [tuple(topo.index_of(v) for v in q) for q, f in zip(res.paths, flows) if f <= 0]
+    assert unused and len(intact.segments) >= len(pairs)
     for sc in F.scenarios(topo, "links"):
         ft, amap = F.failed_topology(topo, sc)
         warm = max_flow(ft, pairs, model="sr", k=4, initial_columns=intact.used_paths,
-                        pool_columns=intact.pool_paths,
+                        pool_columns=[q for q in unused if len(q) > 2],
                         segments=intact.segments.after_failure(ft, amap))
         assert warm.value == pytest.approx(max_flow(ft, pairs, model="sr", k=4).value, rel=1e-9)
+
+
+@pytest.mark.parametrize("model", ["ecmp", "sr", "mcf"])
+def test_max_flow_after_every_link_and_router_equals_cold(zoo_topos: List[Topology],
+                                                          model: str) -> None:
+    """:func:`max_flow_after` (the intact final LP, the failed arcs at capacity 0, from its
+    basis) equals a cold solve of the failed graph on every single link and every transit
+    router of a Zoo topology (a router's failure cuts several links at once; some disconnect
+    pairs), in less than half the simplex iterations (all rounds, summed over the failures)."""
+    from tpcstudy.lp import highs
+    from tpcstudy.models.maxflow import max_flow_after
+
+    topo = zoo_topos[2]
+    pairs = heavy_pairs(topo, percent=30, seed=3)
+    res = max_flow(topo, pairs, model=model, k=3, keep_state=True)
+    assert res.state is not None and res.state.cols is not None
+    its = {"warm": 0, "cold": 0}
+    solve = highs.HighsModel.solve
+
+    def counting(self: highs.HighsModel, time_limit: object = None) -> object:
+        got = solve(self, time_limit)  # type: ignore[arg-type]
+        its[which] += got.iterations
+        return got
+
+    highs.HighsModel.solve = counting  # type: ignore[method-assign,assignment]
+    try:
+        for sc in F.scenarios(topo, "links") + F.scenarios(topo, "nodes"):
+            ft, amap = F.failed_topology(topo, sc)
+            which = "warm"
+            warm = max_flow_after(res, ft, amap)
+            which = "cold"
+            cold = max_flow(ft, pairs, model=model, k=3)
+            assert warm.ok and warm.value == pytest.approx(cold.value, rel=1e-9, abs=1e-9), sc.id
+            assert warm.pairs == cold.pairs
+            assert np.asarray(warm.pair_flow).sum() == pytest.approx(warm.value, rel=1e-9)
+    finally:
+        highs.HighsModel.solve = solve  # type: ignore[method-assign]
+    assert its["warm"] < its["cold"] / 2, its
+
+
+def test_max_flow_after_with_demands_parallel_links_and_units() -> None:
+    """Demand bounds and parallel links (``multigraph``: one of two parallel links fails),
+    at capacities scaled by 1e-9 and 1e9: the same value per unit as a cold solve; a result
+    solved without ``keep_state`` or an amap of another network is refused."""
+    from tpcstudy.models.maxflow import max_flow_after
+
+    nodes = ["a", "b", "c", "d", "e"]
+    links = [("a", "b", 2.0, 1), ("a", "b", 1.0, 1), ("b", "c", 2.0, 1), ("a", "d", 1.0, 1),
+             ("d", "c", 1.0, 1), ("c", "e", 3.0, 1), ("d", "e", 1.0, 2)]
+    for unit in (1e-9, 1.0, 1e9):
+        t = _topo("par", nodes, [(u, v, c * unit, w) for u, v, c, w in links])
+        pairs = np.array([[0, 2], [0, 4], [3, 4]], dtype=np.int32)
+        d = np.array([2.0, 2.0, 0.5]) * unit
+        for model in ("ecmp", "sr", "mcf"):
+            res = max_flow(t, pairs, model=model, k=3, demands=d, keep_state=True)
+            for link in range(t.num_links):
+                ft, amap = F.failed_topology(t, F.Scenario(str(link), (link,)))
+                got = max_flow_after(res, ft, amap)
+                want = max_flow(ft, pairs, model=model, k=3, demands=d)
+                assert got.value / unit == pytest.approx(want.value / unit, rel=1e-9, abs=1e-9)
+                assert np.all(np.asarray(got.pair_flow) <= d * (1 + 1e-9))
+    ft, amap = F.failed_topology(t, F.Scenario("0", (0,)))
+    with pytest.raises(UsageError, match="keep_state"):
+        max_flow_after(max_flow(t, pairs, model="sr", k=3), ft, amap)
+    with pytest.raises(UsageError, match="amap"):
+        max_flow_after(res, t, amap)

@@ -47,13 +47,13 @@ import sys
 from typing import Any, Dict, Optional, Tuple
 
 from ..errors import UsageError
-from .base import STATUSES, LPModel, LPResult
+from .base import BASIS_CODES, STATUSES, LPModel, LPResult
 from .highs import HighsModel, solve_whole
 from .isolated import IsolatedModel
 from .ortools import OrtoolsModel
 from .pulp import PulpModel
 
-__all__ = ["LPResult", "LPModel", "make_model", "SOLVERS", "STATUSES", "solve_whole",
+__all__ = ["LPResult", "LPModel", "make_model", "SOLVERS", "STATUSES", "BASIS_CODES", "solve_whole",
            "in_process"]
 
 #: Backend names accepted by :func:`make_model`.

@@ -14,12 +14,16 @@ import numpy as np
 
 from ..errors import UsageError
 
-__all__ = ["LPResult", "LPModel", "ModelBase", "STATUSES", "INF"]
+__all__ = ["LPResult", "LPModel", "ModelBase", "STATUSES", "INF", "BASIS_CODES"]
 
 #: Every value :attr:`LPResult.status` can take.
 STATUSES: Tuple[str, ...] = ("optimal", "time_limit", "infeasible", "unbounded", "error")
 
 INF = float("inf")
+
+#: The basis status codes of :meth:`LPModel.basis` (HiGHS's own numbering): a column or a
+#: row's slack at its lower bound, basic, at its upper bound, free at zero, non-basic.
+BASIS_CODES = {"lower": 0, "basic": 1, "upper": 2, "zero": 3, "nonbasic": 4}
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,18 @@ class LPModel(Protocol):
 
     def write(self, path: str) -> None:
         """Write the model as ``.lp`` or ``.mps`` (chosen by the file suffix)."""
+        ...
+
+    def basis(self) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """The simplex basis of the last optimal solve as ``(column, row)`` status arrays
+        (``int8``, :data:`BASIS_CODES`), or ``None`` when the backend keeps none."""
+        ...
+
+    def set_basis(self, cols: np.ndarray, rows: np.ndarray) -> bool:
+        """Start the next solve from this basis (``cols`` per column, ``rows`` per row, as
+        :meth:`basis` gives; it may be inconsistent, e.g. carried over from a similar LP:
+        the backend repairs it). ``False`` when the backend cannot; the optimum is the same
+        either way."""
         ...
 
 
@@ -162,6 +178,12 @@ class ModelBase:
             if np.isnan(up).any() or (up < 0).any():
                 raise UsageError("add_columns: column upper bounds must be >= 0")
         return obj, starts, rows, vals, up
+
+    def basis(self) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        return None
+
+    def set_basis(self, cols: np.ndarray, rows: np.ndarray) -> bool:
+        return False
 
     def _new_ids(self, start: int, n: int) -> np.ndarray:
         return np.arange(start, start + n, dtype=np.int64)

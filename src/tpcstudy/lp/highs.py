@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -87,6 +87,7 @@ class HighsModel(ModelBase):
         h.setOptionValue("random_seed", 0)
         self._simplex = simplex
         self._solved = False
+        self._codes = sorted(highspy.HighsBasisStatus.__members__.values(), key=int)
         for key, value in (options or {}).items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise UsageError(f"highs: bad option {key}={value!r}")
@@ -149,6 +150,37 @@ class HighsModel(ModelBase):
             return self._fail(status, text, seconds, its)
         except Exception as exc:  # a solver failure is data, not a crash
             return self._fail("error", f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+
+    def basis(self) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        if not self._solved:
+            return None
+        b = self._h.getBasis()
+        if not b.valid:
+            return None
+        return (np.asarray(b.col_status, dtype=np.int8), np.asarray(b.row_status, dtype=np.int8))
+
+    def set_basis(self, cols: np.ndarray, rows: np.ndarray) -> bool:
+        """An *alien* basis (HiGHS makes it consistent: too many or too few basic entries, a
+        singular basis matrix); the next solve starts from it by the dual simplex."""
+        c = np.asarray(cols, dtype=np.int64).ravel()
+        r = np.asarray(rows, dtype=np.int64).ravel()
+        if c.size != self._n_cols or r.size != self.num_rows:
+            raise UsageError(f"set_basis: {c.size} column and {r.size} row statuses for "
+                             f"{self._n_cols} columns and {self.num_rows} rows")
+        if (c.size and (c.min() < 0 or c.max() >= len(self._codes))) or \
+                (r.size and (r.min() < 0 or r.max() >= len(self._codes))):
+            raise UsageError("set_basis: a status outside 0..4")
+        codes = self._codes
+        b = self._hs.HighsBasis()
+        b.col_status = [codes[x] for x in c.tolist()]
+        b.row_status = [codes[x] for x in r.tolist()]
+        b.alien, b.valid = True, True
+        if self._h.setBasis(b) == self._hs.HighsStatus.kError:
+            return False
+        if self._simplex == "auto":  # neither primal nor dual feasible in general
+            self._h.setOptionValue("simplex_strategy", _SIMPLEX_STRATEGY["dual"])
+        self._solved = False  # the next solve is the first from this basis
+        return True
 
     def write(self, path: str) -> None:
         self._suffix(path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -100,6 +100,13 @@ class IsolatedModel:
 
     def write(self, path: str) -> None:
         self._call("write", os.path.abspath(str(path)))
+
+    def basis(self) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        got: Optional[Tuple[np.ndarray, np.ndarray]] = self._call("basis")
+        return got
+
+    def set_basis(self, cols: np.ndarray, rows: np.ndarray) -> bool:
+        return bool(self._call("set_basis", np.asarray(cols), np.asarray(rows)))
 
     def close(self) -> None:
         """Stop the child process (also done when the model is garbage-collected)."""

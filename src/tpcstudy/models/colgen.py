@@ -20,17 +20,18 @@ batch size nothing changes: every column enters at once, as before.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..lp import LPResult
 from .oracles import PRICE_TOL, Key
-from .problem import Column, MaxFlowResult, Problem, csc
+from .problem import MaxFlowResult, Problem
 
-__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "Pricer", "column_generation"]
+__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "Pricer", "Snapshot", "Start", "column_generation"]
 
 #: Safety cap on column-generation rounds (never reached on the Zoo; reported if it is).
 MAX_ITERATIONS = 10_000
@@ -42,48 +43,193 @@ Pricer = Callable[[np.ndarray], Tuple[np.ndarray, Callable[[np.ndarray], List[Ke
 
 
 class _Pool:
-    """Every column known so far, as sparse blocks, and which of them are in the LP."""
+    """Every column known so far, as sparse blocks of arc usage, and which of them are in the
+    LP."""
 
     def __init__(self, m2: int) -> None:
         self.m2 = m2
         self.keys: List[Key] = []
         self.owner = np.zeros(0, dtype=np.int64)
         self.in_lp = np.zeros(0, dtype=bool)
-        self.index: Dict[Tuple[int, Key], int] = {}
-        self.blocks: List[object] = []  # scipy CSR matrices (columns x arcs), in pool order
-        self.cols: List[Column] = []
+        self.blocks: List[Any] = []  # scipy CSR matrices (columns x arcs), in pool order
+        self.starts: List[int] = []  # pool index of each block's first column
+        self._by_owner: Optional[Dict[int, set]] = None  # pair -> its keys (built when asked)
 
     def __len__(self) -> int:
         return len(self.keys)
 
-    def add(self, owner: Sequence[int], keys: Sequence[Key], cols: List[Column]) -> None:
-        from scipy.sparse import csr_matrix
-
-        for i, q in zip(owner, keys):
-            self.index[(int(i), q)] = len(self.keys)
-            self.keys.append(q)
+    def add(self, owner: Any, keys: Sequence[Key], usage: Any) -> None:
+        """Columns ``keys`` of pairs ``owner`` and their arc usage (CSR, columns x arcs)."""
+        if self._by_owner is not None:
+            for i, q in zip(owner, keys):
+                self._by_owner.setdefault(int(i), set()).add(q)
+        self.starts.append(len(self.keys))
+        self.keys.extend(keys)
         self.owner = np.concatenate([self.owner, np.asarray(owner, dtype=np.int64)])
         self.in_lp = np.concatenate([self.in_lp, np.zeros(len(keys), dtype=bool)])
-        starts, rows, vals = csc(cols)
-        self.blocks.append(csr_matrix((vals, rows, starts), shape=(len(cols), self.m2)))
-        self.cols.extend(cols)
+        self.blocks.append(usage)
+
+    def has(self, i: int, q: Key) -> bool:
+        """Whether pair ``i`` has column ``q`` already (the index is built at the first ask:
+        a warm start that never needs it never pays for it)."""
+        if self._by_owner is None:
+            self._by_owner = {}
+            for j, o in enumerate(self.owner.tolist()):
+                self._by_owner.setdefault(o, set()).add(self.keys[j])
+        return q in self._by_owner.get(int(i), ())
+
+    def rows(self, idx: np.ndarray) -> Any:
+        """The usage of pool columns ``idx`` (ascending), in that order (CSR)."""
+        from scipy.sparse import csr_matrix, vstack
+
+        bounds = np.searchsorted(idx, self.starts + [len(self.keys)])
+        parts = [b[idx[lo:hi] - st] for b, st, lo, hi in
+                 zip(self.blocks, self.starts, bounds[:-1], bounds[1:]) if hi > lo]
+        if not parts:
+            return csr_matrix((0, self.m2))
+        return parts[0] if len(parts) == 1 else vstack(parts, format="csr")
+
+    def usage(self) -> Any:
+        """Every pool column's usage (CSR, pool order)."""
+        return self.rows(np.arange(len(self.keys)))
 
     def prices(self, y: np.ndarray) -> np.ndarray:
         """Every pool column's price ``sum_l r(l, p) y_l``."""
         return np.concatenate([b @ y for b in self.blocks]) if self.blocks else np.zeros(0)
 
 
+@dataclasses.dataclass
+class Snapshot:
+    """A finished column generation, to start a similar one from (e.g. the same pairs on the
+    network after a failure, :meth:`carry`): every pool column (``keys``, ``owner`` pair, arc
+    ``usage`` on its topology as CSR columns x arcs), which were in the final LP, and the final
+    simplex basis (``cols`` per pool column, ``rows`` per LP row; ``None`` when the backend
+    keeps none; :data:`tpcstudy.lp.BASIS_CODES`)."""
+
+    keys: List[Key]
+    owner: np.ndarray
+    usage: Any
+    in_lp: np.ndarray
+    cols: Optional[np.ndarray]
+    rows: Optional[np.ndarray]
+    #: The pairs' router ids ``(S, T)`` and their demand bounds (topology units; ``None``: none)
+    pairs: Tuple[np.ndarray, np.ndarray]
+    demands: Optional[np.ndarray] = None
+
+    def carry(self, amap: np.ndarray, recompute: Optional[Callable[[List[Key]], Any]]
+              ) -> "Start":
+        """A start on the topology without some links (``amap``: each arc's id there, -1 for
+        a removed one), kept *dual feasible*: the first LP is this one's final LP with the
+        removed arcs' rows at capacity 0 and the columns that crossed them held at zero
+        (*ghosts*), from this basis unchanged, so the dual simplex starts where this optimum
+        stopped and only restores primal feasibility. A column none of whose arcs was removed
+        keeps its usage (arcs renumbered; its ECMP DAGs are unchanged: removing links never
+        shortens a path); the others wait in the pool with ``recompute(keys)`` as usage (an
+        empty row: no route left, dropped) or, with ``recompute=None`` (concrete paths keyed
+        by arc ids), are dropped, the kept keys renumbered."""
+        from scipy.sparse import csr_matrix, vstack
+
+        amap = np.asarray(amap, dtype=np.int64)
+        alive = amap >= 0
+        m2_new = int(alive.sum())
+        u = self.usage
+        gone = amap[u.indices] < 0
+        hit = np.zeros(u.shape[0], dtype=bool)
+        nz = np.diff(u.indptr) > 0
+        hit[nz] = np.add.reduceat(gone.astype(np.int64), u.indptr[:-1][nz]) > 0
+        ghost = np.flatnonzero(hit & self.in_lp)
+        keep = np.flatnonzero(~hit)
+        kept = u[keep]
+        kept = csr_matrix((kept.data, amap[kept.indices], kept.indptr), shape=(len(keep), m2_new))
+        keys = [self.keys[j] for j in keep.tolist()]
+        if recompute is None:  # a concrete path's key is its arcs: renumbered
+            ind, ptr = kept.indices.tolist(), kept.indptr.tolist()
+            keys = [tuple(ind[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+        order = keep
+        if recompute is not None:
+            again = np.flatnonzero(hit)
+            if len(again):
+                new = recompute([self.keys[j] for j in again.tolist()]).tocsr()
+                live = np.diff(new.indptr) > 0
+                again, new = again[live], new[np.flatnonzero(live)]
+                order = np.concatenate([keep, again])
+                perm = np.argsort(order, kind="stable")
+                order = order[perm]
+                kept = vstack([kept, new], format="csr")[perm]
+                keys = keys + [self.keys[j] for j in again.tolist()]
+                keys = [keys[j] for j in perm.tolist()]
+        in_lp = self.in_lp[order] & ~hit[order]
+        cols = None
+        if self.cols is not None:
+            cols = np.concatenate([self.cols[ghost], self.cols[order][in_lp]])
+        arc_rows = np.empty(m2_new, dtype=np.int64)
+        arc_rows[amap[alive]] = np.flatnonzero(alive)
+        return Start(Snapshot(keys, self.owner[order], kept, in_lp, None, None, self.pairs,
+                              self.demands),
+                     u[ghost], self.owner[ghost], cols, self.rows, arc_rows,
+                     np.flatnonzero(~alive))
+
+
+@dataclasses.dataclass
+class Start:
+    """A column generation's start from a solution on the network before some links were
+    removed (:meth:`Snapshot.carry`). ``pool``: the columns usable now (usage on the new
+    arcs; ``in_lp``: those of the first LP). The LP's capacity rows stay the old network's
+    arcs (``arc_rows``: each new arc's row; ``dead_rows``: the removed arcs', at capacity 0);
+    ``ghosts``: the old LP's columns that crossed a removed arc (usage on those rows, pairs
+    ``ghost_owner``), held at zero; ``cols``: the first LP's basis, ghosts first, then the
+    pool's ``in_lp`` columns in pool order; ``rows``: the rows' (``None``: no basis)."""
+
+    pool: Snapshot
+    ghosts: Any
+    ghost_owner: np.ndarray
+    cols: Optional[np.ndarray]
+    rows: Optional[np.ndarray]
+    arc_rows: np.ndarray
+    dead_rows: np.ndarray
+
+
+class _Names(Sequence[Tuple[str, ...]]):
+    """Columns as router names, made when first read (a warm re-solve whose caller reads only
+    the value never pays for them)."""
+
+    def __init__(self, keys: List[Key], names: Callable[[Key], Tuple[str, ...]]) -> None:
+        self._keys, self._names = keys, names
+        self._list: Optional[List[Tuple[str, ...]]] = None
+
+    def _all(self) -> List[Tuple[str, ...]]:
+        if self._list is None:
+            self._list = [self._names(q) for q in self._keys]
+        return self._list
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[Tuple[str, ...]]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return self._all() == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
-                      columns: Callable[[List[Key]], List[Column]], price: Optional[Pricer],
+                      columns: Callable[[List[Key]], Any], price: Optional[Pricer],
                       path_names: Callable[[Key], Tuple[str, ...]],
                       more: Sequence[Tuple[int, Key]] = (),
-                      warm_pairs: Optional[np.ndarray] = None) -> MaxFlowResult:
+                      warm_pairs: Optional[np.ndarray] = None,
+                      start: Optional[Start] = None) -> MaxFlowResult:
     """Solve ``p`` over a model's column family.
 
     ``first[i]``: pair i's starting column key (``None``: the pair has none); ``more``: further
-    starting columns as ``(pair, key)``; ``columns(keys)``: their arc usage ``(arcs, r)``;
-    ``price(y)``: see :data:`Pricer` (``None``: no generation, the starting columns are the
-    model); ``path_names(key)``: the column as router names.
+    starting columns as ``(pair, key)``; ``columns(keys)``: their arc usage (CSR, columns x
+    arcs); ``price(y)``: see :data:`Pricer` (``None``: no generation, the starting columns are
+    the model); ``path_names(key)``: the column as router names.
 
     The result lists every pool column (those that never entered the LP with zero flow), so a
     fixed-column model (ecmp, mptcp) reports every one of its columns as before sifting.
@@ -91,26 +237,46 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     ``warm_pairs`` (a warm start, e.g. from the optimum of a network before a failure): the
     first LP holds only the columns of these pairs (a bool mask over the pairs); every other
     column waits in the pool and enters when it prices out, so the optimum is the same.
+
+    ``start`` (a :class:`Start`: an optimum's carried to the network after a failure,
+    :meth:`Snapshot.carry`): its pool columns join ``first`` and ``more``; the first LP is the
+    old final LP (its ghosts held at zero, the removed arcs' rows at capacity 0) from the old
+    basis; the stop rule is the same, so the optimum is. The result's
+    ``paths`` are then named when first read. With :attr:`Problem.keep_state` the result
+    carries its own :class:`Snapshot` (:attr:`MaxFlowResult.state`).
     """
     clock = p.clock
     t0 = time.perf_counter()
     deadline = None if p.time_limit is None else t0 + p.time_limit
     m2, npairs = p.m2, p.npairs
     pool = _Pool(m2)
+    if start is not None:  # the old network's capacity rows, the removed arcs' at 0
+        cap = np.zeros(len(start.arc_rows) + len(start.dead_rows))
+        cap[start.arc_rows] = p.capacity
+        p.arc_rows, p.row_capacity = start.arc_rows, cap
+        pool.add(start.pool.owner, start.pool.keys, start.pool.usage)
     owner0 = [i for i, q in enumerate(first) if q is not None] + [i for i, _ in more]
     keys0: List[Key] = [q for q in first if q is not None] + [q for _, q in more]
-    pool.add(owner0, keys0, columns(keys0))
+    if keys0:
+        pool.add(owner0, keys0, columns(keys0))
     t0 = clock.add("paths", t0)
     lp = p.new_model()
-    order: List[int] = []  # pool index of each LP column
+    order: List[int] = []  # pool index of each LP column after the ghosts
+    ghosts = 0
 
     def enter(idx: np.ndarray) -> None:
         idx = np.sort(idx)
         pool.in_lp[idx] = True
         order.extend(idx.tolist())
-        p.add_columns(lp, [pool.cols[j] for j in idx.tolist()], pool.owner[idx].tolist())
+        p.add_usage(lp, pool.rows(idx), pool.owner[idx])
 
-    if warm_pairs is not None:
+    if start is not None:
+        ghosts = start.ghosts.shape[0]
+        p.add_usage(lp, start.ghosts, start.ghost_owner, mapped=True, upper=0.0)
+        enter(np.flatnonzero(start.pool.in_lp))
+        if start.cols is not None and start.rows is not None:
+            lp.set_basis(start.cols, start.rows)
+    elif warm_pairs is not None:
         enter(np.flatnonzero(np.asarray(warm_pairs, dtype=bool)[pool.owner]))
     elif len(pool) <= SIFT_BATCH:
         enter(np.arange(len(pool)))
@@ -124,9 +290,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         iterations += 1
         if not res.ok:
             return p.failed(label, res, iterations)
-        y = np.maximum(np.asarray(res.duals[:m2]), 0.0)
-        z = (np.maximum(np.asarray(res.duals[m2:]), 0.0) if p.demands is not None
-             else np.zeros(npairs))
+        y, z = p.duals(res.duals)
         waiting = np.flatnonzero(~pool.in_lp)
         reduced = pool.prices(y)[waiting] - (1.0 - z[pool.owner[waiting]])
         neg = reduced < -PRICE_TOL
@@ -139,16 +303,16 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
             new_keys, new_owner = [], []
             priced = np.flatnonzero(finite & (red < -PRICE_TOL))
             for i, q in zip(priced.tolist(), keys_of(priced)):
-                if (i, q) in pool.index:
+                if pool.has(i, q):
                     continue  # numerically tied with a column already in: nothing new
                 new_keys.append(q)
                 new_owner.append(i)
             t0 = clock.add("pricing", t0)
             if new_keys:
-                start = len(pool)
+                at = len(pool)
                 pool.add(new_owner, new_keys, columns(new_keys))
                 t0 = clock.add("paths", t0)
-                entering = np.arange(start, len(pool))
+                entering = np.arange(at, len(pool))
                 reduced = red[np.asarray(new_owner, dtype=np.int64)]
         else:
             t0 = clock.add("pricing", t0)
@@ -169,10 +333,26 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         if len(rest):
             enter(rest)
         p.write_model(lp)
+    at_lp = np.asarray(order[:len(res.x) - ghosts], dtype=np.int64)
     x = np.zeros(len(pool))
-    x[np.asarray(order[:len(res.x)], dtype=np.int64)] = np.asarray(res.x)
+    x[at_lp] = np.asarray(res.x)[ghosts:ghosts + len(at_lp)]
     pf = np.bincount(pool.owner, weights=x, minlength=npairs)
     status = "optimal" if converged else "iteration_limit"
-    return MaxFlowResult(float(res.objective), label, None, p.names, [path_names(q) for q in pool.keys],
+    state = None
+    if p.keep_state and start is None:  # (a start's LP rows are another network's arcs)
+        final = lp.basis()
+        cols = None
+        if final is not None:  # a pool column never in the LP: at zero
+            cols = np.zeros(len(pool), dtype=np.int8)
+            cols[at_lp] = final[0][ghosts:ghosts + len(at_lp)]
+        in_lp = np.zeros(len(pool), dtype=bool)
+        in_lp[at_lp] = True
+        state = Snapshot(list(pool.keys), pool.owner.copy(), pool.usage(), in_lp, cols,
+                         None if final is None else final[1][:lp.num_rows],
+                         (p.S.copy(), p.T.copy()),
+                         None if p.demands is None else p.demands * p.scale)
+    paths: Sequence[Tuple[str, ...]] = (_Names(pool.keys, path_names) if start is not None
+                                        else [path_names(q) for q in pool.keys])
+    return MaxFlowResult(float(res.objective), label, None, p.names, paths,  # type: ignore[arg-type]
                          x, pf, iterations, len(pool), gap, status, "", clock.t, p.solver,
-                         pool.owner.copy())
+                         pool.owner.copy(), state=state)

@@ -13,7 +13,9 @@ link of a router that fails). For one model's intact solution (:func:`tpcstudy.m
   those columns. ``ecmp`` and ``multipath`` react by themselves: ECMP / multipath on the
   failed graph;
 - ``reoptimised``: the LP solved afresh on the failed graph, warm-started from the intact
-  solution's columns (the value is the same optimum as a cold solve).
+  solution (max flow: its final LP with the failed arcs at capacity 0, from its basis, the
+  dual simplex restoring feasibility, :func:`~.maxflow.max_flow_after`; min MLU: its columns);
+  the value is the same optimum as a cold solve.
 
 Pairs (or demands) whose routers the failure disconnects are counted and left out; a failure
 never fails a row. This module is the model layer: :mod:`tpcstudy.study.failures` runs it over
@@ -35,12 +37,12 @@ from .. import paths as _paths
 from ..errors import InputFileError, UsageError
 from ..io.bounded import read_bounded
 from ..topology import Topology, component_labels, without_link_ids
-from .maxflow import MaxFlowResult, max_flow
+from .maxflow import MaxFlowResult, max_flow, max_flow_after
 from .mlu import MLUResult, min_mlu
 from .oracles import SegmentRatios, sr_usage
 
-__all__ = ["Scenario", "FAILURE_KINDS", "REACTIONS", "parse_failures", "scenarios", "read_srlg",
-           "failed_topology", "Reaction", "maxflow_reactions", "mlu_reactions", "SRLG_LIMIT",
+__all__ = ["Scenario", "FAILURE_KINDS", "REACTIONS", "WARM", "parse_failures", "scenarios",
+           "read_srlg", "failed_topology", "Reaction", "maxflow_reactions", "mlu_reactions", "SRLG_LIMIT",
            "link_id"]
 
 #: What ``--failures`` accepts (``links:N`` samples N links, ``srlg:FILE`` reads groups).
@@ -49,8 +51,9 @@ FAILURE_KINDS = ("none", "links", "srlg", "nodes")
 REACTIONS = ("none", "hosts", "reoptimised")
 #: Largest shared-risk group file read (bytes).
 SRLG_LIMIT = 16 << 20
-#: Models warm-started from the intact columns (multipath's intact paths may no longer be
-#: shortest once a link fails: it is solved afresh).
+#: Models whose re-solve starts from the intact column generation (solved with
+#: ``keep_state=True``: :func:`~.maxflow.max_flow_after`; min MLU: from its columns);
+#: multipath's intact paths may no longer be shortest once a link fails: it is solved afresh.
 WARM = ("ecmp", "sr", "mcf")
 #: Flow below this (relative to the largest) is no flow: a path the LP does not use.
 FLOW_EPS = 1e-9
@@ -328,11 +331,6 @@ class MaxflowIntact:
         used = np.flatnonzero(flows > FLOW_EPS * max(big, 1.0))
         self.used_paths = [_ids(topo, res.paths[j]) for j in used.tolist()]
         self.used_flows = flows[used]
-        # sr: the sr-paths the intact solve generated but left unused wait in a scenario's pool
-        # (1.2x faster on Kdl and Cogentco; mcf's many paths made its re-solve slower)
-        unused = np.setdiff1d(np.arange(len(res.paths)), used)
-        self.pool_paths = [] if res.model != "sr" else \
-            [q for q in (_ids(topo, res.paths[j]) for j in unused.tolist()) if len(q) > 2]
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, self.used_paths, self.used_flows, concrete)
         # ecmp and sr re-solve over segments (mcf and multipath over concrete paths: none kept)
@@ -373,32 +371,36 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
     reopt: Optional[Reaction] = None
     known = (None if intact.segments is None  # the DAGs the failure left alone
              else intact.segments.after_failure(ftopo, amap))
-
     dropped = set(sc.nodes)
-    pool = [q for q in intact.pool_paths if not dropped.intersection(q[1:-1])]
 
-    def solve(label: str, columns: Optional[List[Tuple[int, ...]]], fixed: bool) -> Reaction:
+    def solve(label: str, fixed: Optional[List[Tuple[int, ...]]] = None) -> Reaction:
+        """``fixed``: the LP over these columns only (hosts); else the model afresh, from the
+        intact column generation (its columns, usage and basis) when it was kept."""
         t0 = time.perf_counter()
-        r = max_flow(ftopo, pairs, model=model, k=k, solver=intact.solver, time_limit=time_limit,
-                     initial_columns=columns, fixed_columns=fixed,
-                     segments=known,
-                     pool_columns=pool if columns is not None and not fixed else None)
+        warm_start = fixed is None and warm and res.state is not None
+        if warm_start:
+            r = max_flow_after(res, ftopo, amap, solver=intact.solver, time_limit=time_limit,
+                               segments=known)
+        else:
+            r = max_flow(ftopo, pairs, model=model, k=k, solver=intact.solver,
+                         time_limit=time_limit, initial_columns=fixed,
+                         fixed_columns=fixed is not None, segments=known)
         if not r.ok:
             return Reaction(label, math.nan, ndis, status="failed", error=f"{r.status}: {r.message}",
                             seconds=time.perf_counter() - t0)
         gap = float(r.gap)
-        bound = float(r.value) if fixed or not math.isfinite(gap) else \
+        bound = float(r.value) if fixed is not None or not math.isfinite(gap) else \
             float(r.value) / (1.0 + min(gap, 0.0))  # Farley: duals scaled to feasibility
         return Reaction(label, float(r.value), ndis, dual_bound=bound, gap=gap, columns=r.columns,
                         iterations=r.iterations, seconds=time.perf_counter() - t0,
-                        warm=columns is not None and not fixed)
+                        warm=warm_start)
 
-    table = [q for q in intact.used_paths if not dropped.intersection(q[1:-1])]
     if "hosts" in reactions and model != "mcf":
         if model == "sr":
-            out.append(solve("hosts", table, True))
+            out.append(solve("hosts", [q for q in intact.used_paths
+                                       if not dropped.intersection(q[1:-1])]))
         else:  # ecmp and multipath react by themselves: the same LP as reoptimised
-            reopt = solve("reoptimised", table if warm and model in WARM else None, False)
+            reopt = solve("reoptimised")
             out.append(dataclasses.replace(reopt, reaction="hosts"))
     if "reoptimised" in reactions:
         if reopt is None:
@@ -408,7 +410,7 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
                 reopt = Reaction("reoptimised", float(res.value), ndis, dual_bound=float(res.value),
                                  gap=float(res.gap), warm=True)
             else:
-                reopt = solve("reoptimised", table if warm and model in WARM else None, False)
+                reopt = solve("reoptimised")
         out.append(reopt)
     return out
 

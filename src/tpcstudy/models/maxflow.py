@@ -35,7 +35,7 @@ from .oracles import PRICE_TOL, SegmentRatios, capacity_scale
 from .problem import MaxFlowResult, Problem, demand_bounds
 
 __all__ = ["MODELS", "SUBFLOW_MODELS", "PRICE_TOL", "MAX_ITERATIONS", "MaxFlowResult", "max_flow",
-           "capacity_scale"]
+           "max_flow_after", "capacity_scale"]
 
 MODELS: Tuple[str, ...] = ("ecmp", "multipath", "sr", "mcf", "mptcp", "sr+mptcp")
 #: Models whose value depends on the number of subflows per pair.
@@ -51,7 +51,8 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              seed: int = 0, sr_solution: Optional[MaxFlowResult] = None,
              initial_columns: Optional[Sequence[Sequence[Any]]] = None,
              fixed_columns: bool = False, segments: Optional[SegmentRatios] = None,
-             pool_columns: Optional[Sequence[Sequence[Any]]] = None) -> MaxFlowResult:
+             pool_columns: Optional[Sequence[Sequence[Any]]] = None,
+             keep_state: bool = False) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
     Parameters
@@ -106,6 +107,10 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         With ``initial_columns``: further starting columns (the same form) that wait in the
         pool and enter the LP only when they price out, e.g. the columns a solve before a
         failure generated but did not use. The value is the same.
+    keep_state
+        ``ecmp``, ``sr`` and ``mcf``: keep the finished column generation (its columns, their
+        arc usage, the final basis) in :attr:`MaxFlowResult.state`, to re-solve the same pairs
+        after a failure from it (:func:`max_flow_after`).
     """
     if model not in MODELS:
         raise UsageError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
@@ -116,7 +121,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     scale = capacity_scale(topo)
     bounds = demand_bounds(demands, len(S))
     p = Problem(topo, S, T, names, solver, None if bounds is None else bounds / scale, time_limit,
-                write_lp, max_iterations, scale=scale, segments=segments)
+                write_lp, max_iterations, scale=scale, segments=segments, keep_state=keep_state)
     if initial_columns is not None or fixed_columns:
         if model not in ("ecmp", "sr", "multipath", "mcf") or (model == "multipath"
                                                                and multipath == "dag"):
@@ -132,6 +137,42 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         res = _solve_from(p, model, k, more, fixed_columns, warm)
     else:
         res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
+    return _units(res, scale)
+
+
+def max_flow_after(res: MaxFlowResult, topo: Topology, amap: np.ndarray, *,
+                   solver: str = "highs", time_limit: Optional[float] = None,
+                   segments: Optional[SegmentRatios] = None) -> MaxFlowResult:
+    """:func:`max_flow` of ``res``'s pairs and model (``ecmp``, ``sr`` or ``mcf``) on ``topo``,
+    the network ``res`` was solved on without some links (``amap``: each of its arcs' id on
+    ``topo``, -1 for a removed one; :func:`tpcstudy.topology.without_link_ids`), started from
+    ``res`` (solved with ``keep_state=True``): its columns whose arcs all survive keep their
+    usage (sr: the others are recomputed here; mcf: dropped), its final LP's columns are the
+    first LP and its basis the first basis. Column generation then runs as in
+    :func:`max_flow`, to the same stop rule: the same optimum, without recomputing what the
+    failure left alone (docs/method.md §4c). ``segments``: as :func:`max_flow`'s."""
+    if res.state is None:
+        raise UsageError("max_flow_after: the result was solved without keep_state=True")
+    if res.model not in ("ecmp", "sr", "mcf"):
+        raise UsageError(f"max_flow_after: not for model {res.model!r}")
+    amap = np.asarray(amap, dtype=np.int64)
+    if amap.shape != (res.state.usage.shape[1],) or int((amap >= 0).sum()) != 2 * topo.num_links:
+        raise UsageError("max_flow_after: amap does not map the result's arcs onto this topology")
+    S, T = res.state.pairs
+    scale = capacity_scale(topo)
+    d = res.state.demands
+    p = Problem(topo, S, T, res.pairs, solver, None if d is None else d / scale, time_limit, None,
+                MAX_ITERATIONS, scale=scale, segments=segments)
+    after = (res.state, amap)
+    if res.model == "mcf":
+        out = models.mcf(p, after=after)
+    else:
+        out = models.sr(p, 1 if res.model == "ecmp" else int(res.k or 1), res.model, after=after)
+    return _units(out, scale)
+
+
+def _units(res: MaxFlowResult, scale: float) -> MaxFlowResult:
+    """A result back in the topology's units, no flow negative."""
     if scale != 1.0:  # back to the topology's own units
         res.value = float(res.value) * scale
         res.flows = np.asarray(res.flows, dtype=np.float64) * scale

@@ -23,16 +23,21 @@ import numpy as np
 from .. import paths as _paths
 from ..errors import UsageError
 from ..topology import Topology
-from .colgen import column_generation
-from .oracles import ArcPaths, Key, Oracle, arc_usage, rows_of
+from .colgen import Snapshot, column_generation
+from .oracles import ArcPaths, Key, Oracle, arc_usage
 from .problem import Column, MaxFlowResult, Problem, csc
 from .subflows import draw_subflows
 
-__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "path_keys"]
+__all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "path_keys", "After"]
+
+#: A solution before some links were removed and the map of its arcs to the network's after
+#: (-1: removed), :func:`tpcstudy.topology.without_link_ids`'s.
+After = Tuple[Snapshot, np.ndarray]
 
 
 def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
-       fixed: bool = False, warm: Optional[np.ndarray] = None) -> MaxFlowResult:
+       fixed: bool = False, warm: Optional[np.ndarray] = None,
+       after: Optional[After] = None) -> MaxFlowResult:
     """sr-paths with at most ``k`` segments; columns keyed by (s, w1, ..., t), r summed over the
     segments' ECMP ratios; priced by the segment costs and the segment DP (k = 1: no pricing).
 
@@ -43,23 +48,54 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
     ``more``: further starting columns ``(pair, key)`` (a warm start; one with an unreachable
     segment or more than ``k`` segments is left out); ``fixed``: no pricing, the LP over the
     starting columns only; ``warm``: the pairs whose columns the first LP holds
-    (:func:`~.colgen.column_generation`)."""
+    (:func:`~.colgen.column_generation`); ``after``: ``(snapshot, amap)``, start from a
+    solution on the network before some links were removed (:meth:`~.colgen.Snapshot.carry`:
+    the columns that crossed them get their usage here; every pair's direct column is in it)."""
     topo, S, T = p.topo, p.S, p.T
     oracle = Oracle(topo, S, T, "sr", k, p.segments)
+    if after is not None:
+        start = after[0].carry(after[1], lambda keys: _routed_usage(oracle, keys))
+        res = column_generation(p, label, [], oracle.usage,
+                                (lambda y: oracle.price(y, 1.0)) if k > 1 else None,
+                                oracle.names, start=start)
+        res.k = k
+        return res
     direct: List[Key] = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
     routed = np.diff(oracle.usage(direct).indptr) > 0  # an unreachable pair has no column
     first: List[Optional[Key]] = [q if ok else None for q, ok in zip(direct, routed.tolist())]
     if more:  # warm start / fixed table: sr-paths whose every segment is reachable, once
         cand = [(i, q) for i, q in dict.fromkeys(more) if 2 < len(q) <= k + 1]
-        segs = sorted({(u, v) for _, q in cand for u, v in zip(q[:-1], q[1:])})
-        live = ({sg for sg, n in zip(segs, np.diff(oracle.usage(segs).indptr).tolist()) if n}
-                if segs else set())
-        more = [(i, q) for i, q in cand if all((u, v) in live for u, v in zip(q[:-1], q[1:]))]
-    res = column_generation(p, label, first, lambda keys: rows_of(oracle.usage(keys)),
+        ok = _routed(oracle, [q for _, q in cand])
+        more = [m for m, y in zip(cand, ok) if y]
+    res = column_generation(p, label, first, oracle.usage,
                             (lambda y: oracle.price(y, 1.0)) if k > 1 and not fixed else None,
                             oracle.names, more, warm)
     res.k = k
     return res
+
+
+def _routed(oracle: Oracle, keys: Sequence[Key]) -> List[bool]:
+    """Whether every segment of each sr-path is routed (a path with a segment the IGP cannot
+    route is no column, though its other segments are)."""
+    segs = sorted({(u, v) for q in keys for u, v in zip(q[:-1], q[1:])})
+    if not segs:
+        return [True] * len(keys)
+    live = {sg for sg, n in zip(segs, np.diff(oracle.usage(segs).indptr).tolist()) if n}
+    return [all((u, v) in live for u, v in zip(q[:-1], q[1:])) for q in keys]
+
+
+def _routed_usage(oracle: Oracle, keys: List[Key]) -> Any:
+    """The usage of sr-paths, an empty row for one with a segment not routed."""
+    usage = oracle.usage(keys).tocsr()
+    bad = np.flatnonzero(~np.asarray(_routed(oracle, keys), dtype=bool))
+    if len(bad):
+        keep = np.ones(usage.shape[0])
+        keep[bad] = 0.0
+        from scipy.sparse import diags
+
+        usage = (diags(keep) @ usage).tocsr()
+        usage.eliminate_zeros()
+    return usage
 
 
 def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Sequence[Any]],
@@ -88,7 +124,7 @@ def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Se
 
 
 def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
-        warm: Optional[np.ndarray] = None) -> MaxFlowResult:
+        warm: Optional[np.ndarray] = None, after: Optional[After] = None) -> MaxFlowResult:
     """Multicommodity max flow by column generation over arbitrary simple paths.
 
     Pricing (:class:`~.oracles.Oracle`): a shortest path from each source on arc lengths
@@ -103,7 +139,7 @@ def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
     the one the search from every source gave before.
     """
     return _path_cg(p, Oracle(p.topo, p.S, p.T, "mcf"), p.topo.arc_weight.astype(np.float64),
-                    more, fixed, warm)
+                    more, fixed, warm, after)
 
 
 def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
@@ -119,17 +155,22 @@ def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = Fa
                     more, fixed, warm)
 
 
-def _arc_columns(m2: int) -> Callable[[List[Key]], List[Column]]:
-    return lambda keys: rows_of(arc_usage(m2, keys))
+def _arc_columns(m2: int) -> Callable[[List[Key]], Any]:
+    return lambda keys: arc_usage(m2, keys)
 
 
 def _path_cg(p: Problem, oracle: Oracle, initial_prices: np.ndarray,
              more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
-             warm: Optional[np.ndarray] = None) -> MaxFlowResult:
+             warm: Optional[np.ndarray] = None, after: Optional[After] = None) -> MaxFlowResult:
     """Column generation over concrete router paths (r = 1 on each arc of the path), keyed by
     their arc tuples. ``initial_prices`` pick each pair's starting path (unreachable pairs get
     none and carry nothing); ``more``: further starting columns ``(pair, arc tuple)``;
-    ``fixed``: no generation; ``warm``: the pairs whose columns the first LP holds."""
+    ``fixed``: no generation; ``warm``: the pairs whose columns the first LP holds;
+    ``after``: start from a solution before some links were removed (the paths that crossed
+    them dropped, the pricing finds the rest)."""
+    if after is not None:
+        return column_generation(p, oracle.model, [], _arc_columns(p.m2), oracle.price,
+                                 oracle.names, start=after[0].carry(after[1], None))
     values, paths_of = oracle.price(initial_prices)
     reach = np.flatnonzero(np.isfinite(values))
     first: List[Optional[Key]] = [None] * p.npairs
@@ -182,8 +223,8 @@ def sr_mptcp(p: Problem, k: int, subflows: int, full: Optional[MaxFlowResult] = 
         best = idx[np.lexsort((idx, -flows[idx]))][:int(subflows)]  # most flow first, then order
         keep.extend((i, tuple(topo.index_of(v) for v in full.paths[j])) for j in sorted(best))
     oracle = Oracle(topo, p.S, p.T, "sr", k, p.segments)
-    res = column_generation(p, "sr+mptcp", [None] * p.npairs,
-                            lambda keys: rows_of(oracle.usage(keys)), None, oracle.names, keep)
+    res = column_generation(p, "sr+mptcp", [None] * p.npairs, oracle.usage, None, oracle.names,
+                            keep)
     res.k, res.subflows = k, int(subflows)
     return res
 

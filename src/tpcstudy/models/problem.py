@@ -75,6 +75,11 @@ class MaxFlowResult:
     solver: str = "highs"
     path_pair: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     subflows: Optional[int] = None
+    #: With ``keep_state``: the finished column generation (a
+    #: :class:`~tpcstudy.models.colgen.Snapshot`: its columns, their arc usage and the final
+    #: basis) to start a similar LP from, e.g. after a failure
+    #: (:func:`tpcstudy.models.maxflow.max_flow_after`); ``None`` otherwise.
+    state: Optional[Any] = None
 
     def used_paths(self, eps: float = 1e-9) -> np.ndarray:
         """Number of paths carrying more than ``eps`` flow, per pair."""
@@ -144,6 +149,13 @@ class Problem:
     #: ECMP ratios of segments already known on this topology
     #: (:class:`~.oracles.SegmentRatios`; ``None``: computed here)
     segments: Optional[Any] = None
+    #: Keep the finished column generation on the result (:attr:`MaxFlowResult.state`)
+    keep_state: bool = False
+    #: The LP's capacity row of each arc (``None``: arc ``a`` is row ``a``) and every capacity
+    #: row's bound in LP units: a warm start after a failure keeps the old network's rows,
+    #: the removed arcs' at 0 (:class:`~tpcstudy.models.colgen.Start`)
+    arc_rows: Optional[np.ndarray] = None
+    row_capacity: Optional[np.ndarray] = None
 
     @property
     def capacity(self) -> np.ndarray:
@@ -159,20 +171,46 @@ class Problem:
     def npairs(self) -> int:
         return len(self.S)
 
+    @property
+    def capacity_rows(self) -> int:
+        """Number of capacity rows of the LP (the demand rows follow)."""
+        return self.m2 if self.row_capacity is None else len(self.row_capacity)
+
     def new_model(self) -> LPModel:
         """An empty LP with the capacity rows and, with demands, one demand row per pair."""
         lp = make_model(self.solver)
-        lp.add_rows(self.capacity)
+        lp.add_rows(self.capacity if self.row_capacity is None else self.row_capacity)
         if self.demands is not None:
             lp.add_rows(self.demands)
         return lp
 
-    def add_columns(self, lp: LPModel, cols: List[Column], owner: List[int]) -> None:
-        """Add path columns (objective 1) owned by pairs ``owner`` (their demand rows too)."""
-        if self.demands is not None:
-            cols = [(np.append(a, self.m2 + o), np.append(v, 1.0)) for (a, v), o in zip(cols, owner)]
-        starts, rows, vals = csc(cols)
-        lp.add_columns(np.ones(len(cols)), starts, rows, vals)
+    def add_usage(self, lp: LPModel, usage: Any, owner: np.ndarray, *, mapped: bool = False,
+                  upper: Optional[float] = None) -> None:
+        """Add path columns (objective 1) given as arc usage (CSR, columns x arcs: the LP's
+        columns in CSC form as they are), owned by pairs ``owner`` (their demand rows too).
+        With :attr:`arc_rows` an arc's row is looked up (``mapped``: the usage is by row
+        already); ``upper``: every column's upper bound."""
+        ptr, ind, val = usage.indptr, usage.indices, usage.data
+        n = len(ptr) - 1
+        if self.arc_rows is not None and not mapped:
+            ind = self.arc_rows[ind]
+        if self.demands is not None and n:  # one more entry at the end of each column
+            at = ptr[1:]
+            ind = np.insert(ind, at, self.capacity_rows + np.asarray(owner, dtype=np.int64))
+            val = np.insert(val, at, 1.0)
+            ptr = ptr + np.arange(n + 1)
+        lp.add_columns(np.ones(n), ptr, ind, val, None if upper is None else np.full(n, upper))
+
+    def duals(self, duals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``(y, z)``: each arc's capacity dual and each pair's demand dual (zero without
+        demand rows), both ``>= 0``, from an optimal LP's row duals."""
+        c = self.capacity_rows
+        y = np.maximum(np.asarray(duals[:c]), 0.0)
+        if self.arc_rows is not None:
+            y = y[self.arc_rows]
+        z = (np.maximum(np.asarray(duals[c:]), 0.0) if self.demands is not None
+             else np.zeros(self.npairs))
+        return y, z
 
     def remaining(self, deadline: Optional[float]) -> Optional[float]:
         """Seconds left before ``deadline`` for the next solve (at least 10 ms)."""

@@ -27,6 +27,7 @@ from ..io.specs import Spec, spec_text
 from ..models.demands import GENERATED, demand_matrix
 from ..models.failures import (
     REACTIONS,
+    WARM,
     MaxflowIntact,
     MLUIntact,
     Scenario,
@@ -134,7 +135,8 @@ def _intact(path: Path, config: FailuresConfig) -> Tuple[Topology, Dict[str, Sce
                             entries.append((row, None, "fewer than 2 edge routers"))
                             continue
                         res = max_flow(topo, pairs, model=model, k=int(k) if k != "" else 4,
-                                       solver=b.solver, time_limit=b.time_limit)
+                                       solver=b.solver, time_limit=b.time_limit,
+                                       keep_state=model in WARM)
                         prepared = MaxflowIntact(topo, pairs, res, int(k) if k != "" else 4,
                                                  b.solver) if res.ok else None
                         entries.append((row, prepared, "" if res.ok else
