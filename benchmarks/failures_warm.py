@@ -2,11 +2,15 @@
 """A failure's re-solve warm-started from the intact optimum against a cold solve of the same
 failed graph (docs/method.md §4c), side by side, the same value (relative 1e-9) checked.
 
-Warm (:func:`tpcstudy.models.failures.maxflow_reactions`'s ``reoptimised``): the first LP
-holds the intact optimum's pairs and sr-paths only, the other pairs' columns wait in the pool.
-Cold: ``max_flow`` on the failed topology from nothing. Per (topology, sampled link, model)
-the two run one after the other in an alternating order, in this process; the median ratio
-over the links is printed.
+Warm (:func:`tpcstudy.models.failures.maxflow_reactions`'s ``reoptimised``, through
+:func:`tpcstudy.models.maxflow.max_flow_after`): the intact column generation's final LP with
+the failed arcs' rows at capacity 0 and the columns that crossed them held at zero, from its
+basis (the dual simplex starts dual feasible), the other columns' usage kept, only the
+crossing ones recomputed; its time includes what the reaction does around the solve (the
+failed topology's components, the kept segment ratios). Cold: ``max_flow`` on the failed
+topology from nothing. Per (topology, sampled link, model) the two run one after the other
+in an alternating order, in this process; the median ratio over the links is printed per
+model and over all of them.
 
     python benchmarks/failures_warm.py                         # Cogentco, Kdl; sr k=4; 20 links
     python benchmarks/failures_warm.py --topos Kdl --links 40 --models ecmp,sr,mcf --heavy 10

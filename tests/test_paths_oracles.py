@@ -505,6 +505,10 @@ def test_segment_ratios_after_a_failure_equal_a_fresh_computation(seed):
         kept = known.after_failure(failed, amap)
         dropped += len(known) - len(kept)
         assert abs(sr_usage(failed, seqs, kept) - sr_usage(failed, seqs)).max() == 0
+        # a second failure of the failed network (its ratios partly read, partly not yet)
+        again, amap2 = without_link_ids(failed, [rng.randrange(failed.num_links)])
+        assert abs(sr_usage(again, seqs[::3], kept.after_failure(again, amap2))
+                   - sr_usage(again, seqs[::3])).max() == 0
     assert dropped > 0  # some DAGs did cross the failed links
     with pytest.raises(ValueError, match="another topology"):
         known.ratios(failed, np.asarray([1], dtype=np.int64))

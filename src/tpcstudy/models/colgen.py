@@ -20,6 +20,7 @@ batch size nothing changes: every column enters at once, as before.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 import time
@@ -42,60 +43,143 @@ SIFT_BATCH = 8_000
 Pricer = Callable[[np.ndarray], Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]]
 
 
+#: Sparse rows (columns x arcs) as CSR arrays ``(indptr, indices, data)``: the LP's columns
+#: in CSC form as they are (no scipy object made per selection: its checks cost more than
+#: the selection on a failure's small LPs).
+Rows = Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _rows(m: Any) -> Rows:
+    return m.indptr, m.indices, m.data
+
+
+def _take(r: Rows, pos: np.ndarray) -> Rows:
+    """Rows ``pos`` of ``r``, in that order."""
+    ptr, ind, val = r
+    cnt = ptr[pos + 1] - ptr[pos]
+    new = np.zeros(len(pos) + 1, dtype=np.int64)
+    np.cumsum(cnt, out=new[1:])
+    idx = np.repeat(ptr[pos] - new[:-1], cnt) + np.arange(int(new[-1]), dtype=np.int64)
+    return new, ind[idx], val[idx]
+
+
+def _stack(parts: Sequence[Rows]) -> Rows:
+    """The rows of ``parts``, one after the other."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0)
+    ends = np.cumsum([0] + [int(p[0][-1]) for p in parts[:-1]])
+    ptr = np.concatenate([parts[0][0][:1]] + [p[0][1:] + e for p, e in zip(parts, ends)])
+    return ptr, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+
+
+class _ArcKeys(Sequence[Key]):
+    """Concrete paths' keys (their arc ids) read from their usage rows when asked."""
+
+    def __init__(self, ptr: np.ndarray, ind: np.ndarray) -> None:
+        self.ptr, self.ind = ptr, ind
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def __getitem__(self, j: Any) -> Any:
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        return tuple(self.ind[self.ptr[j]:self.ptr[j + 1]].tolist())
+
+
 class _Pool:
     """Every column known so far, as sparse blocks of arc usage, and which of them are in the
     LP."""
 
     def __init__(self, m2: int) -> None:
         self.m2 = m2
-        self.keys: List[Key] = []
+        self.key_blocks: List[Sequence[Key]] = []
+        self.n = 0
         self.owner = np.zeros(0, dtype=np.int64)
         self.in_lp = np.zeros(0, dtype=bool)
         self.blocks: List[Any] = []  # scipy CSR matrices (columns x arcs), in pool order
         self.starts: List[int] = []  # pool index of each block's first column
-        self._by_owner: Optional[Dict[int, set]] = None  # pair -> its keys (built when asked)
+        self._by_owner: Dict[int, set] = {}  # pair -> its keys, for the pairs asked about
+        self._sorted: Tuple[int, np.ndarray, np.ndarray] = (-1, np.zeros(0), np.zeros(0))
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return self.n
+
+    def key(self, j: int) -> Key:
+        b = bisect.bisect_right(self.starts, j) - 1
+        return self.key_blocks[b][j - self.starts[b]]
+
+    @property
+    def keys(self) -> Sequence[Key]:
+        """Every column's key, in pool order (a view)."""
+        return _KeyView(self)
 
     def add(self, owner: Any, keys: Sequence[Key], usage: Any) -> None:
         """Columns ``keys`` of pairs ``owner`` and their arc usage (CSR, columns x arcs)."""
-        if self._by_owner is not None:
-            for i, q in zip(owner, keys):
-                self._by_owner.setdefault(int(i), set()).add(q)
-        self.starts.append(len(self.keys))
-        self.keys.extend(keys)
-        self.owner = np.concatenate([self.owner, np.asarray(owner, dtype=np.int64)])
+        owner = np.asarray(owner, dtype=np.int64)
+        if self._by_owner:
+            for i, q in zip(owner.tolist(), keys):
+                if i in self._by_owner:
+                    self._by_owner[i].add(q)
+        self.starts.append(self.n)
+        self.key_blocks.append(keys)
+        self.n += len(keys)
+        self.owner = np.concatenate([self.owner, owner])
         self.in_lp = np.concatenate([self.in_lp, np.zeros(len(keys), dtype=bool)])
         self.blocks.append(usage)
 
     def has(self, i: int, q: Key) -> bool:
-        """Whether pair ``i`` has column ``q`` already (the index is built at the first ask:
-        a warm start that never needs it never pays for it)."""
-        if self._by_owner is None:
-            self._by_owner = {}
-            for j, o in enumerate(self.owner.tolist()):
-                self._by_owner.setdefault(o, set()).add(self.keys[j])
-        return q in self._by_owner.get(int(i), ())
+        """Whether pair ``i`` has column ``q`` already (indexed per pair when first asked: a
+        warm start that never asks never pays for it)."""
+        i = int(i)
+        if i not in self._by_owner:
+            n, order, bounds = self._sorted
+            if n != self.n:  # the pool grew: sort its owners again
+                order = np.argsort(self.owner, kind="stable")
+                bounds = np.searchsorted(self.owner[order], np.arange(int(self.owner.max(
+                    initial=-1)) + 2))
+                self._sorted = (self.n, order, bounds)
+            js = order[bounds[i]:bounds[i + 1]].tolist() if i + 1 < len(bounds) else []
+            self._by_owner[i] = {self.key(j) for j in js}
+        return q in self._by_owner[i]
 
-    def rows(self, idx: np.ndarray) -> Any:
-        """The usage of pool columns ``idx`` (ascending), in that order (CSR)."""
-        from scipy.sparse import csr_matrix, vstack
-
-        bounds = np.searchsorted(idx, self.starts + [len(self.keys)])
-        parts = [b[idx[lo:hi] - st] for b, st, lo, hi in
-                 zip(self.blocks, self.starts, bounds[:-1], bounds[1:]) if hi > lo]
-        if not parts:
-            return csr_matrix((0, self.m2))
-        return parts[0] if len(parts) == 1 else vstack(parts, format="csr")
+    def rows(self, idx: np.ndarray) -> Rows:
+        """The usage of pool columns ``idx`` (ascending), in that order."""
+        bounds = np.searchsorted(idx, self.starts + [self.n])
+        parts = [_rows(b) if hi - lo == b.shape[0] else _take(_rows(b), idx[lo:hi] - st)
+                 for b, st, lo, hi in zip(self.blocks, self.starts, bounds[:-1], bounds[1:])
+                 if hi > lo]
+        return _stack(parts)
 
     def usage(self) -> Any:
         """Every pool column's usage (CSR, pool order)."""
-        return self.rows(np.arange(len(self.keys)))
+        from scipy.sparse import csr_matrix
+
+        ptr, ind, val = self.rows(np.arange(self.n))
+        return csr_matrix((val, ind, ptr), shape=(self.n, self.m2))
 
     def prices(self, y: np.ndarray) -> np.ndarray:
         """Every pool column's price ``sum_l r(l, p) y_l``."""
         return np.concatenate([b @ y for b in self.blocks]) if self.blocks else np.zeros(0)
+
+
+class _KeyView(Sequence[Key]):
+    def __init__(self, pool: _Pool) -> None:
+        self.pool = pool
+
+    def __len__(self) -> int:
+        return self.pool.n
+
+    def __getitem__(self, j: Any) -> Any:
+        if isinstance(j, slice):
+            return [self.pool.key(i) for i in range(*j.indices(self.pool.n))]
+        return self.pool.key(j)
+
+    def __iter__(self) -> Iterator[Key]:
+        for b in self.pool.key_blocks:
+            yield from b
 
 
 @dataclasses.dataclass
@@ -106,7 +190,7 @@ class Snapshot:
     simplex basis (``cols`` per pool column, ``rows`` per LP row; ``None`` when the backend
     keeps none; :data:`tpcstudy.lp.BASIS_CODES`)."""
 
-    keys: List[Key]
+    keys: Sequence[Key]
     owner: np.ndarray
     usage: Any
     in_lp: np.ndarray
@@ -127,46 +211,48 @@ class Snapshot:
         shortens a path); the others wait in the pool with ``recompute(keys)`` as usage (an
         empty row: no route left, dropped) or, with ``recompute=None`` (concrete paths keyed
         by arc ids), are dropped, the kept keys renumbered."""
-        from scipy.sparse import csr_matrix, vstack
+        from scipy.sparse import csr_matrix
 
         amap = np.asarray(amap, dtype=np.int64)
         alive = amap >= 0
         m2_new = int(alive.sum())
-        u = self.usage
-        gone = amap[u.indices] < 0
-        hit = np.zeros(u.shape[0], dtype=bool)
-        nz = np.diff(u.indptr) > 0
-        hit[nz] = np.add.reduceat(gone.astype(np.int64), u.indptr[:-1][nz]) > 0
+        u = _rows(self.usage)
+        gone = amap[u[1]] < 0
+        hit = np.zeros(len(u[0]) - 1, dtype=bool)
+        nz = np.diff(u[0]) > 0
+        hit[nz] = np.add.reduceat(gone.astype(np.int64), u[0][:-1][nz]) > 0
         ghost = np.flatnonzero(hit & self.in_lp)
         keep = np.flatnonzero(~hit)
-        kept = u[keep]
-        kept = csr_matrix((kept.data, amap[kept.indices], kept.indptr), shape=(len(keep), m2_new))
-        keys = [self.keys[j] for j in keep.tolist()]
-        if recompute is None:  # a concrete path's key is its arcs: renumbered
-            ind, ptr = kept.indices.tolist(), kept.indptr.tolist()
-            keys = [tuple(ind[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+        kptr, kind, kval = _take(u, keep)
+        kept: Rows = (kptr, amap[kind], kval)
+        keys: Sequence[Key]
         order = keep
-        if recompute is not None:
+        if recompute is None:  # a concrete path's key is its arcs: renumbered, read when asked
+            keys = _ArcKeys(kptr, kept[1])
+        else:
+            keys = [self.keys[j] for j in keep.tolist()]
             again = np.flatnonzero(hit)
             if len(again):
-                new = recompute([self.keys[j] for j in again.tolist()]).tocsr()
-                live = np.diff(new.indptr) > 0
-                again, new = again[live], new[np.flatnonzero(live)]
+                new = _rows(recompute([self.keys[j] for j in again.tolist()]).tocsr())
+                live = np.flatnonzero(np.diff(new[0]) > 0)
+                again = again[live]
                 order = np.concatenate([keep, again])
                 perm = np.argsort(order, kind="stable")
                 order = order[perm]
-                kept = vstack([kept, new], format="csr")[perm]
-                keys = keys + [self.keys[j] for j in again.tolist()]
-                keys = [keys[j] for j in perm.tolist()]
+                kept = _take(_stack([kept, _take(new, live)]), perm)
+                both = list(keys) + [self.keys[j] for j in again.tolist()]
+                keys = [both[j] for j in perm.tolist()]
         in_lp = self.in_lp[order] & ~hit[order]
-        cols = None
-        if self.cols is not None:
-            cols = np.concatenate([self.cols[ghost], self.cols[order][in_lp]])
+        cols = ghost_cols = None
+        if self.cols is not None:  # a recomputed column: a new one, at zero
+            cols = np.where(hit[order], np.int8(0), self.cols[order])
+            ghost_cols = self.cols[ghost]
         arc_rows = np.empty(m2_new, dtype=np.int64)
         arc_rows[amap[alive]] = np.flatnonzero(alive)
-        return Start(Snapshot(keys, self.owner[order], kept, in_lp, None, None, self.pairs,
+        usage = csr_matrix((kept[2], kept[1], kept[0]), shape=(len(order), m2_new))
+        return Start(Snapshot(keys, self.owner[order], usage, in_lp, cols, None, self.pairs,
                               self.demands),
-                     u[ghost], self.owner[ghost], cols, self.rows, arc_rows,
+                     _take(u, ghost), self.owner[ghost], ghost_cols, self.rows, arc_rows,
                      np.flatnonzero(~alive))
 
 
@@ -174,16 +260,16 @@ class Snapshot:
 class Start:
     """A column generation's start from a solution on the network before some links were
     removed (:meth:`Snapshot.carry`). ``pool``: the columns usable now (usage on the new
-    arcs; ``in_lp``: those of the first LP). The LP's capacity rows stay the old network's
-    arcs (``arc_rows``: each new arc's row; ``dead_rows``: the removed arcs', at capacity 0);
-    ``ghosts``: the old LP's columns that crossed a removed arc (usage on those rows, pairs
-    ``ghost_owner``), held at zero; ``cols``: the first LP's basis, ghosts first, then the
-    pool's ``in_lp`` columns in pool order; ``rows``: the rows' (``None``: no basis)."""
+    arcs; ``in_lp``: those of the old final LP; ``cols``: their basis statuses). The LP's
+    capacity rows stay the old network's arcs (``arc_rows``: each new arc's row;
+    ``dead_rows``: the removed arcs', at capacity 0); ``ghosts``: the old LP's columns that
+    crossed a removed arc (usage on those rows, pairs ``ghost_owner``, basis statuses
+    ``ghost_cols``), held at zero; ``rows``: the rows' statuses (``None``: no basis)."""
 
     pool: Snapshot
-    ghosts: Any
+    ghosts: Rows
     ghost_owner: np.ndarray
-    cols: Optional[np.ndarray]
+    ghost_cols: Optional[np.ndarray]
     rows: Optional[np.ndarray]
     arc_rows: np.ndarray
     dead_rows: np.ndarray
@@ -193,7 +279,7 @@ class _Names(Sequence[Tuple[str, ...]]):
     """Columns as router names, made when first read (a warm re-solve whose caller reads only
     the value never pays for them)."""
 
-    def __init__(self, keys: List[Key], names: Callable[[Key], Tuple[str, ...]]) -> None:
+    def __init__(self, keys: Sequence[Key], names: Callable[[Key], Tuple[str, ...]]) -> None:
         self._keys, self._names = keys, names
         self._list: Optional[List[Tuple[str, ...]]] = None
 
@@ -271,11 +357,15 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         p.add_usage(lp, pool.rows(idx), pool.owner[idx])
 
     if start is not None:
-        ghosts = start.ghosts.shape[0]
+        ghosts = len(start.ghosts[0]) - 1
         p.add_usage(lp, start.ghosts, start.ghost_owner, mapped=True, upper=0.0)
-        enter(np.flatnonzero(start.pool.in_lp))
-        if start.cols is not None and start.rows is not None:
-            lp.set_basis(start.cols, start.rows)
+        # the old LP's columns (those recomputed wait: entering at once, before the dual
+        # simplex has restored feasibility, cost ecmp 1.4x on Kdl)
+        first_lp = np.flatnonzero(start.pool.in_lp)
+        enter(first_lp)
+        cols = start.pool.cols
+        if start.ghost_cols is not None and cols is not None and start.rows is not None:
+            lp.set_basis(np.concatenate([start.ghost_cols, cols[first_lp]]), start.rows)
     elif warm_pairs is not None:
         enter(np.flatnonzero(np.asarray(warm_pairs, dtype=bool)[pool.owner]))
     elif len(pool) <= SIFT_BATCH:

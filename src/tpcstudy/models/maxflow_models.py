@@ -54,7 +54,7 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
     topo, S, T = p.topo, p.S, p.T
     oracle = Oracle(topo, S, T, "sr", k, p.segments)
     if after is not None:
-        start = after[0].carry(after[1], lambda keys: _routed_usage(oracle, keys))
+        start = after[0].carry(after[1], lambda keys: oracle.usage(keys, routed=True))
         res = column_generation(p, label, [], oracle.usage,
                                 (lambda y: oracle.price(y, 1.0)) if k > 1 else None,
                                 oracle.names, start=start)
@@ -65,37 +65,13 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
     first: List[Optional[Key]] = [q if ok else None for q, ok in zip(direct, routed.tolist())]
     if more:  # warm start / fixed table: sr-paths whose every segment is reachable, once
         cand = [(i, q) for i, q in dict.fromkeys(more) if 2 < len(q) <= k + 1]
-        ok = _routed(oracle, [q for _, q in cand])
-        more = [m for m, y in zip(cand, ok) if y]
+        ok = np.diff(oracle.usage([q for _, q in cand], routed=True).indptr) > 0
+        more = [m for m, y in zip(cand, ok.tolist()) if y]
     res = column_generation(p, label, first, oracle.usage,
                             (lambda y: oracle.price(y, 1.0)) if k > 1 and not fixed else None,
                             oracle.names, more, warm)
     res.k = k
     return res
-
-
-def _routed(oracle: Oracle, keys: Sequence[Key]) -> List[bool]:
-    """Whether every segment of each sr-path is routed (a path with a segment the IGP cannot
-    route is no column, though its other segments are)."""
-    segs = sorted({(u, v) for q in keys for u, v in zip(q[:-1], q[1:])})
-    if not segs:
-        return [True] * len(keys)
-    live = {sg for sg, n in zip(segs, np.diff(oracle.usage(segs).indptr).tolist()) if n}
-    return [all((u, v) in live for u, v in zip(q[:-1], q[1:])) for q in keys]
-
-
-def _routed_usage(oracle: Oracle, keys: List[Key]) -> Any:
-    """The usage of sr-paths, an empty row for one with a segment not routed."""
-    usage = oracle.usage(keys).tocsr()
-    bad = np.flatnonzero(~np.asarray(_routed(oracle, keys), dtype=bool))
-    if len(bad):
-        keep = np.ones(usage.shape[0])
-        keep[bad] = 0.0
-        from scipy.sparse import diags
-
-        usage = (diags(keep) @ usage).tocsr()
-        usage.eliminate_zeros()
-    return usage
 
 
 def path_keys(topo: Topology, S: np.ndarray, T: np.ndarray, columns: Sequence[Sequence[Any]],

@@ -70,10 +70,14 @@ class SegmentRatios:
 
     def __init__(self, topo: Topology) -> None:
         self.n, self.print = topo.num_nodes, self.fingerprint(topo)
+        self._topo: Optional[Topology] = topo  # the last topology checked (by identity)
         self.codes = np.zeros(0, dtype=np.int64)
         self.off = np.zeros(1, dtype=np.int64)
         self.arcs = np.zeros(0, dtype=np.int32)
         self.fr = np.zeros(0)
+        #: after a failure: the intact network's ratios and the arc map, read when asked
+        self._parent: Optional["SegmentRatios"] = None
+        self._amap = np.zeros(0, dtype=np.int64)
 
     @staticmethod
     def fingerprint(topo: Topology) -> Tuple[int, int, int]:
@@ -82,25 +86,62 @@ class SegmentRatios:
                 hash((topo.link_u.tobytes(), topo.link_v.tobytes(), topo.arc_weight.tobytes())))
 
     def __len__(self) -> int:
-        return len(self.codes)
+        if self._parent is None:
+            return len(self.codes)
+        p = self._parent
+        mine = np.isin(p.codes, self.codes)
+        return len(self.codes) + int((~p._dead(self._amap) & ~mine).sum())
 
     def ratios(self, topo: Topology, codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``segment_ratios`` of the segments ``codes`` (ascending, distinct)."""
-        if self.fingerprint(topo) != self.print:
-            raise ValueError(f"segment ratios of another topology than {topo.name}")
-        pos = np.searchsorted(self.codes, codes)
-        pos_c = np.minimum(pos, max(len(self.codes) - 1, 0))
-        hit = (pos < len(self.codes)) & (self.codes[pos_c] == codes) if len(self.codes) else \
-            np.zeros(len(codes), dtype=bool)
+        if topo is not self._topo:
+            if self.fingerprint(topo) != self.print:
+                raise ValueError(f"segment ratios of another topology than {topo.name}")
+            self._topo = topo
+        hit = self._has(codes)
+        if not hit.all() and self._parent is not None:  # what the failure left whole
+            self._from_parent(codes[~hit])
+            hit = self._has(codes)
         if not hit.all():
             miss = codes[~hit]
             n = self.n
             off, arcs, fr = _paths.segment_ratios(topo, (miss // n).astype(np.int32),
                                                   (miss % n).astype(np.int32))
             self._merge(miss, off, arcs, fr)
-            pos = np.searchsorted(self.codes, codes)
-        off, idx = _gather(self.off, pos)
+        off, idx = _gather(self.off, np.searchsorted(self.codes, codes))
         return off, self.arcs[idx], self.fr[idx]
+
+    def _has(self, codes: np.ndarray) -> np.ndarray:
+        if not len(self.codes):
+            return np.zeros(len(codes), dtype=bool)
+        pos = np.minimum(np.searchsorted(self.codes, codes), len(self.codes) - 1)
+        return np.asarray(self.codes[pos] == codes, dtype=bool)
+
+    def _dead(self, amap: np.ndarray) -> np.ndarray:
+        """Which of these segments' DAGs cross an arc ``amap`` removes."""
+        new = amap[self.arcs]
+        dead = np.zeros(len(self.codes), dtype=bool)
+        has = np.diff(self.off) > 0
+        dead[has] = np.add.reduceat((new < 0).astype(np.int64), self.off[:-1][has]) > 0
+        return dead
+
+    def _from_parent(self, codes: np.ndarray) -> None:
+        """Take ``codes`` from the intact network's ratios where their DAG survived whole."""
+        p = self._parent
+        assert p is not None
+        found = p._has(codes)
+        if not found.any():
+            return
+        codes = codes[found]
+        off, idx = _gather(p.off, np.searchsorted(p.codes, codes))
+        new = self._amap[p.arcs[idx]]
+        has = np.diff(off) > 0
+        dead = np.zeros(len(codes), dtype=bool)
+        dead[has] = np.add.reduceat((new < 0).astype(np.int64), off[:-1][has]) > 0
+        keep = np.flatnonzero(~dead)
+        if len(keep):
+            koff, kidx = _gather(off, keep)
+            self._merge(codes[keep], koff, new[kidx], p.fr[idx][kidx])
 
     def _merge(self, codes: np.ndarray, off: np.ndarray, arcs: np.ndarray, fr: np.ndarray) -> None:
         all_codes = np.concatenate([self.codes, codes])
@@ -114,24 +155,23 @@ class SegmentRatios:
     def after_failure(self, failed: Topology, amap: np.ndarray) -> "SegmentRatios":
         """The ratios still right on ``failed`` (this topology without some links; ``amap``:
         each arc's id there, -1 for a removed one, as :func:`tpcstudy.topology.without_link_ids`
-        gives)."""
+        gives): read from this one segment by segment as they are asked for (a scenario asks
+        for few), a segment whose DAG crossed a removed arc computed afresh."""
+        if self._parent is not None:  # a failed network failing further: take in all first
+            p = self._parent
+            self._from_parent(p.codes[~self._has(p.codes)])
+            self._parent = None
         out = SegmentRatios(failed)
-        if not len(self.codes):
-            return out
-        new = np.asarray(amap, dtype=np.int64)[self.arcs]
-        dead = np.zeros(len(self.codes), dtype=bool)
-        has = np.diff(self.off) > 0
-        dead[has] = np.add.reduceat((new < 0).astype(np.int64), self.off[:-1][has]) > 0
-        keep = np.flatnonzero(~dead)
-        off, idx = _gather(self.off, keep)
-        out.codes, out.off, out.arcs, out.fr = self.codes[keep], off, new[idx].astype(np.int32), self.fr[idx]
+        out._parent, out._amap = self, np.asarray(amap, dtype=np.int64)
         return out
 
 
-def sr_usage(topo: Topology, seqs: Sequence[Key], known: Optional[SegmentRatios] = None) -> Any:
+def sr_usage(topo: Topology, seqs: Sequence[Key], known: Optional[SegmentRatios] = None,
+             routed: bool = False) -> Any:
     """Arc usage of sr-paths (their routers: source, waypoints, target) as a scipy CSR matrix
     (paths x arcs): the sum of the segments' ECMP ratios, in one batch of the core (``known``:
-    ratios computed before, kept and added to)."""
+    ratios computed before, kept and added to). ``routed``: a path with a segment the IGP
+    does not route (its other segments' usage is no column) gets an empty row."""
     from scipy.sparse import csr_matrix
 
     n, m2 = topo.num_nodes, 2 * topo.num_links
@@ -147,6 +187,10 @@ def sr_usage(topo: Topology, seqs: Sequence[Key], known: Optional[SegmentRatios]
         off, arcs, fr = _paths.segment_ratios(topo, (uniq // n).astype(np.int32),
                                               (uniq % n).astype(np.int32))
     cnt = np.diff(off)[inv]  # entries of each segment of each path
+    if routed and (cnt == 0).any():
+        path_of = np.repeat(np.arange(len(seqs)), nseg)
+        bad = np.bincount(path_of, weights=(cnt == 0), minlength=len(seqs)) > 0
+        cnt = np.where(bad[path_of], 0, cnt)
     first = np.repeat(off[:-1][inv], cnt)
     idx = first + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     col = np.repeat(np.repeat(np.arange(len(seqs)), nseg), cnt)
@@ -246,9 +290,9 @@ class Oracle:
             return ap.from_pred(pred, np.searchsorted(sources, s), s, t)
         return vals, mcf_keys
 
-    def usage(self, keys: Sequence[Key]) -> Any:
-        """Arc usage of columns (CSR, columns x arcs)."""
-        return (sr_usage(self.topo, keys, self.segments) if self.model == "sr"
+    def usage(self, keys: Sequence[Key], routed: bool = False) -> Any:
+        """Arc usage of columns (CSR, columns x arcs; ``routed``: see :func:`sr_usage`)."""
+        return (sr_usage(self.topo, keys, self.segments, routed) if self.model == "sr"
                 else arc_usage(self.m2, keys))
 
     def routers(self, key: Key) -> Key:

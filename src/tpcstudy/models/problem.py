@@ -184,13 +184,14 @@ class Problem:
             lp.add_rows(self.demands)
         return lp
 
-    def add_usage(self, lp: LPModel, usage: Any, owner: np.ndarray, *, mapped: bool = False,
-                  upper: Optional[float] = None) -> None:
-        """Add path columns (objective 1) given as arc usage (CSR, columns x arcs: the LP's
-        columns in CSC form as they are), owned by pairs ``owner`` (their demand rows too).
-        With :attr:`arc_rows` an arc's row is looked up (``mapped``: the usage is by row
-        already); ``upper``: every column's upper bound."""
-        ptr, ind, val = usage.indptr, usage.indices, usage.data
+    def add_usage(self, lp: LPModel, usage: Tuple[np.ndarray, np.ndarray, np.ndarray],
+                  owner: np.ndarray, *, mapped: bool = False, upper: Optional[float] = None
+                  ) -> None:
+        """Add path columns (objective 1) given as arc usage (CSR arrays ``(indptr, indices,
+        data)``, columns x arcs: the LP's columns in CSC form as they are), owned by pairs
+        ``owner`` (their demand rows too). With :attr:`arc_rows` an arc's row is looked up
+        (``mapped``: the usage is by row already); ``upper``: every column's upper bound."""
+        ptr, ind, val = usage
         n = len(ptr) - 1
         if self.arc_rows is not None and not mapped:
             ind = self.arc_rows[ind]
