@@ -350,6 +350,9 @@ def test_max_flow_after_every_link_and_router_equals_cold(zoo_topos: List[Topolo
     pairs = heavy_pairs(topo, percent=30, seed=3)
     res = max_flow(topo, pairs, model=model, k=3, keep_state=True)
     assert res.state is not None and res.state.cols is not None
+    table = np.asarray([len(q) == 2 or f > 1e-9 for q, f in zip(res.paths, res.flows)])
+    rows = [q for q, y in zip(res.paths, table) if y]
+    assert model != "sr" or 0 < table.sum() < len(table)  # (sr: a real subset)
     its = {"warm": 0, "cold": 0}
     solve = highs.HighsModel.solve
 
@@ -369,6 +372,14 @@ def test_max_flow_after_every_link_and_router_equals_cold(zoo_topos: List[Topolo
             assert warm.ok and warm.value == pytest.approx(cold.value, rel=1e-9, abs=1e-9), sc.id
             assert warm.pairs == cold.pairs
             assert np.asarray(warm.pair_flow).sum() == pytest.approx(warm.value, rel=1e-9)
+            if model == "sr":  # the hosts' table alone (fixed): as fixed_columns from nothing
+                which = "warm"
+                fixed = max_flow_after(res, ft, amap, fixed=table)
+                which = "cold"
+                want = max_flow(ft, pairs, model=model, k=3, initial_columns=rows,
+                                fixed_columns=True)
+                assert fixed.value == pytest.approx(want.value, rel=1e-9, abs=1e-9), sc.id
+                assert fixed.value <= warm.value * (1 + 1e-9)
     finally:
         highs.HighsModel.solve = solve  # type: ignore[method-assign]
     assert its["warm"] < its["cold"] / 2, its

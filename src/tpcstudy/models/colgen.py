@@ -200,8 +200,8 @@ class Snapshot:
     pairs: Tuple[np.ndarray, np.ndarray]
     demands: Optional[np.ndarray] = None
 
-    def carry(self, amap: np.ndarray, recompute: Optional[Callable[[List[Key]], Any]]
-              ) -> "Start":
+    def carry(self, amap: np.ndarray, recompute: Optional[Callable[[List[Key]], Any]],
+              only: Optional[np.ndarray] = None) -> "Start":
         """A start on the topology without some links (``amap``: each arc's id there, -1 for
         a removed one), kept *dual feasible*: the first LP is this one's final LP with the
         removed arcs' rows at capacity 0 and the columns that crossed them held at zero
@@ -210,7 +210,9 @@ class Snapshot:
         keeps its usage (arcs renumbered; its ECMP DAGs are unchanged: removing links never
         shortens a path); the others wait in the pool with ``recompute(keys)`` as usage (an
         empty row: no route left, dropped) or, with ``recompute=None`` (concrete paths keyed
-        by arc ids), are dropped, the kept keys renumbered."""
+        by arc ids), are dropped, the kept keys renumbered. ``only`` (a mask over the
+        columns): the others leave the pool (those of the LP as ghosts), e.g. to solve over a
+        table of them alone."""
         from scipy.sparse import csr_matrix
 
         amap = np.asarray(amap, dtype=np.int64)
@@ -221,8 +223,9 @@ class Snapshot:
         hit = np.zeros(len(u[0]) - 1, dtype=bool)
         nz = np.diff(u[0]) > 0
         hit[nz] = np.add.reduceat(gone.astype(np.int64), u[0][:-1][nz]) > 0
-        ghost = np.flatnonzero(hit & self.in_lp)
-        keep = np.flatnonzero(~hit)
+        out = hit if only is None else hit | ~np.asarray(only, dtype=bool)
+        ghost = np.flatnonzero(out & self.in_lp)
+        keep = np.flatnonzero(~out)
         kptr, kind, kval = _take(u, keep)
         kept: Rows = (kptr, amap[kind], kval)
         keys: Sequence[Key]
@@ -231,7 +234,7 @@ class Snapshot:
             keys = _ArcKeys(kptr, kept[1])
         else:
             keys = [self.keys[j] for j in keep.tolist()]
-            again = np.flatnonzero(hit)
+            again = np.flatnonzero(hit if only is None else hit & np.asarray(only, dtype=bool))
             if len(again):
                 new = _rows(recompute([self.keys[j] for j in again.tolist()]).tocsr())
                 live = np.flatnonzero(np.diff(new[0]) > 0)
@@ -242,10 +245,10 @@ class Snapshot:
                 kept = _take(_stack([kept, _take(new, live)]), perm)
                 both = list(keys) + [self.keys[j] for j in again.tolist()]
                 keys = [both[j] for j in perm.tolist()]
-        in_lp = self.in_lp[order] & ~hit[order]
+        in_lp = self.in_lp[order] & ~out[order]
         cols = ghost_cols = None
         if self.cols is not None:  # a recomputed column: a new one, at zero
-            cols = np.where(hit[order], np.int8(0), self.cols[order])
+            cols = np.where(out[order], np.int8(0), self.cols[order])
             ghost_cols = self.cols[ghost]
         arc_rows = np.empty(m2_new, dtype=np.int64)
         arc_rows[amap[alive]] = np.flatnonzero(alive)

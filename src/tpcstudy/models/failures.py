@@ -331,6 +331,10 @@ class MaxflowIntact:
         used = np.flatnonzero(flows > FLOW_EPS * max(big, 1.0))
         self.used_paths = [_ids(topo, res.paths[j]) for j in used.tolist()]
         self.used_flows = flows[used]
+        # the hosts' table among the intact columns: each pair's IGP path and the used ones
+        self.table = np.zeros(len(res.paths), dtype=bool)
+        self.table[used] = True
+        self.table[[j for j, q in enumerate(res.paths) if len(q) == 2]] = True
         concrete = res.model in ("mcf", "multipath")
         self.routing = _Routing(topo, self.used_paths, self.used_flows, concrete)
         # ecmp and sr re-solve over segments (mcf and multipath over concrete paths: none kept)
@@ -377,10 +381,10 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
         """``fixed``: the LP over these columns only (hosts); else the model afresh, from the
         intact column generation (its columns, usage and basis) when it was kept."""
         t0 = time.perf_counter()
-        warm_start = fixed is None and warm and res.state is not None
+        warm_start = warm and res.state is not None
         if warm_start:
             r = max_flow_after(res, ftopo, amap, solver=intact.solver, time_limit=time_limit,
-                               segments=known)
+                               segments=known, fixed=None if fixed is None else intact.table)
         else:
             r = max_flow(ftopo, pairs, model=model, k=k, solver=intact.solver,
                          time_limit=time_limit, initial_columns=fixed,
@@ -393,7 +397,7 @@ def maxflow_reactions(intact: MaxflowIntact, sc: Scenario, *, reactions: Sequenc
             float(r.value) / (1.0 + min(gap, 0.0))  # Farley: duals scaled to feasibility
         return Reaction(label, float(r.value), ndis, dual_bound=bound, gap=gap, columns=r.columns,
                         iterations=r.iterations, seconds=time.perf_counter() - t0,
-                        warm=warm_start)
+                        warm=warm_start and fixed is None)
 
     if "hosts" in reactions and model != "mcf":
         if model == "sr":

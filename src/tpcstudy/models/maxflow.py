@@ -142,7 +142,8 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
 
 def max_flow_after(res: MaxFlowResult, topo: Topology, amap: np.ndarray, *,
                    solver: str = "highs", time_limit: Optional[float] = None,
-                   segments: Optional[SegmentRatios] = None) -> MaxFlowResult:
+                   segments: Optional[SegmentRatios] = None,
+                   fixed: Optional[np.ndarray] = None) -> MaxFlowResult:
     """:func:`max_flow` of ``res``'s pairs and model (``ecmp``, ``sr`` or ``mcf``) on ``topo``,
     the network ``res`` was solved on without some links (``amap``: each of its arcs' id on
     ``topo``, -1 for a removed one; :func:`tpcstudy.topology.without_link_ids`), started from
@@ -150,7 +151,10 @@ def max_flow_after(res: MaxFlowResult, topo: Topology, amap: np.ndarray, *,
     usage (sr: the others are recomputed here; mcf: dropped), its final LP's columns are the
     first LP and its basis the first basis. Column generation then runs as in
     :func:`max_flow`, to the same stop rule: the same optimum, without recomputing what the
-    failure left alone (docs/method.md §4c). ``segments``: as :func:`max_flow`'s."""
+    failure left alone (docs/method.md §4c). ``segments``: as :func:`max_flow`'s.
+    ``fixed`` (a bool mask over ``res.paths``): the LP over those columns alone, no
+    generation (what hosts holding that table reach, as ``fixed_columns``); a column whose
+    route the removal cut (a segment not routed) is left out."""
     if res.state is None:
         raise UsageError("max_flow_after: the result was solved without keep_state=True")
     if res.model not in ("ecmp", "sr", "mcf"):
@@ -163,11 +167,18 @@ def max_flow_after(res: MaxFlowResult, topo: Topology, amap: np.ndarray, *,
     d = res.state.demands
     p = Problem(topo, S, T, res.pairs, solver, None if d is None else d / scale, time_limit, None,
                 MAX_ITERATIONS, scale=scale, segments=segments)
-    after = (res.state, amap)
+    only = None
+    if fixed is not None:
+        only = np.asarray(fixed, dtype=bool).ravel()
+        if only.shape != (len(res.state.keys),):
+            raise UsageError(f"max_flow_after: fixed has {only.size} entries for "
+                             f"{len(res.state.keys)} paths")
+    after = (res.state, amap, only)
     if res.model == "mcf":
-        out = models.mcf(p, after=after)
+        out = models.mcf(p, fixed=only is not None, after=after)
     else:
-        out = models.sr(p, 1 if res.model == "ecmp" else int(res.k or 1), res.model, after=after)
+        out = models.sr(p, 1 if res.model == "ecmp" else int(res.k or 1), res.model,
+                        fixed=only is not None, after=after)
     return _units(out, scale)
 
 

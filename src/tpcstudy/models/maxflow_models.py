@@ -30,9 +30,10 @@ from .subflows import draw_subflows
 
 __all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "path_keys", "After"]
 
-#: A solution before some links were removed and the map of its arcs to the network's after
-#: (-1: removed), :func:`tpcstudy.topology.without_link_ids`'s.
-After = Tuple[Snapshot, np.ndarray]
+#: A solution before some links were removed, the map of its arcs to the network's after
+#: (-1: removed, :func:`tpcstudy.topology.without_link_ids`'s) and which of its columns the
+#: pool keeps (``None``: all).
+After = Tuple[Snapshot, np.ndarray, Optional[np.ndarray]]
 
 
 def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
@@ -53,11 +54,12 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
     the columns that crossed them get their usage here; every pair's direct column is in it)."""
     topo, S, T = p.topo, p.S, p.T
     oracle = Oracle(topo, S, T, "sr", k, p.segments)
-    if after is not None:
-        start = after[0].carry(after[1], lambda keys: oracle.usage(keys, routed=True))
+    if after is not None:  # (fixed: after[2] masks the old columns the LP is over)
+        start = after[0].carry(after[1], lambda keys: oracle.usage(keys, routed=True),
+                               after[2])
         res = column_generation(p, label, [], oracle.usage,
-                                (lambda y: oracle.price(y, 1.0)) if k > 1 else None,
-                                oracle.names, start=start)
+                                (lambda y: oracle.price(y, 1.0)) if k > 1 and not fixed
+                                else None, oracle.names, start=start)
         res.k = k
         return res
     direct: List[Key] = [(int(s), int(t)) for s, t in zip(S.tolist(), T.tolist())]
@@ -145,8 +147,9 @@ def _path_cg(p: Problem, oracle: Oracle, initial_prices: np.ndarray,
     ``after``: start from a solution before some links were removed (the paths that crossed
     them dropped, the pricing finds the rest)."""
     if after is not None:
-        return column_generation(p, oracle.model, [], _arc_columns(p.m2), oracle.price,
-                                 oracle.names, start=after[0].carry(after[1], None))
+        return column_generation(p, oracle.model, [], _arc_columns(p.m2),
+                                 None if fixed else oracle.price, oracle.names,
+                                 start=after[0].carry(after[1], None, after[2]))
     values, paths_of = oracle.price(initial_prices)
     reach = np.flatnonzero(np.isfinite(values))
     first: List[Optional[Key]] = [None] * p.npairs
