@@ -166,19 +166,25 @@ class _Pool:
 
 
 class _KeyView(Sequence[Key]):
+    """The pool's keys as one sequence (its blocks as they are now, not its usage)."""
+
     def __init__(self, pool: _Pool) -> None:
-        self.pool = pool
+        self.blocks, self.starts, self.n = list(pool.key_blocks), list(pool.starts), pool.n
 
     def __len__(self) -> int:
-        return self.pool.n
+        return self.n
+
+    def key(self, j: int) -> Key:
+        b = bisect.bisect_right(self.starts, j) - 1
+        return self.blocks[b][j - self.starts[b]]
 
     def __getitem__(self, j: Any) -> Any:
         if isinstance(j, slice):
-            return [self.pool.key(i) for i in range(*j.indices(self.pool.n))]
-        return self.pool.key(j)
+            return [self.key(i) for i in range(*j.indices(self.n))]
+        return self.key(j if j >= 0 else j + self.n)
 
     def __iter__(self) -> Iterator[Key]:
-        for b in self.pool.key_blocks:
+        for b in self.blocks:
             yield from b
 
 
@@ -330,8 +336,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     ``start`` (a :class:`Start`: an optimum's carried to the network after a failure,
     :meth:`Snapshot.carry`): its pool columns join ``first`` and ``more``; the first LP is the
     old final LP (its ghosts held at zero, the removed arcs' rows at capacity 0) from the old
-    basis; the stop rule is the same, so the optimum is. The result's
-    ``paths`` are then named when first read. With :attr:`Problem.keep_state` the result
+    basis; the stop rule is the same, so the optimum is. With :attr:`Problem.keep_state` the result
     carries its own :class:`Snapshot` (:attr:`MaxFlowResult.state`).
     """
     clock = p.clock
@@ -444,8 +449,8 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
                          None if final is None else final[1][:lp.num_rows],
                          (p.S.copy(), p.T.copy()),
                          None if p.demands is None else p.demands * p.scale)
-    paths: Sequence[Tuple[str, ...]] = (_Names(pool.keys, path_names) if start is not None
-                                        else [path_names(q) for q in pool.keys])
+    # named when first read: a study reading only values never pays for the names
+    paths = _Names(pool.keys, path_names)
     return MaxFlowResult(float(res.objective), label, None, p.names, paths,  # type: ignore[arg-type]
                          x, pf, iterations, len(pool), gap, status, "", clock.t, p.solver,
                          pool.owner.copy(), state=state)
