@@ -411,3 +411,20 @@ def test_max_flow_after_with_demands_parallel_links_and_units() -> None:
         max_flow_after(max_flow(t, pairs, model="sr", k=3), ft, amap)
     with pytest.raises(UsageError, match="amap"):
         max_flow_after(res, t, amap)
+
+
+def test_max_flow_after_without_a_basis_on_other_backends() -> None:
+    """A backend that keeps no basis (OR-Tools GLOP, in its own process) still re-solves from
+    the kept columns, to the cold value."""
+    from tpcstudy.models.maxflow import max_flow_after
+
+    nodes = ["a", "b", "c", "d"]
+    t = _topo("sq", nodes, [("a", "b", 1.0, 1), ("b", "c", 1.0, 1), ("c", "d", 1.0, 1),
+                            ("d", "a", 1.0, 1), ("a", "c", 1.0, 3)])
+    pairs = np.array([[0, 2], [1, 3], [3, 1]], dtype=np.int32)
+    res = max_flow(t, pairs, model="sr", k=3, solver="glop", keep_state=True)
+    assert res.state is not None and res.state.cols is None
+    for link in range(t.num_links):
+        ft, amap = F.failed_topology(t, F.Scenario(str(link), (link,)))
+        got = max_flow_after(res, ft, amap, solver="glop")
+        assert got.value == pytest.approx(max_flow(ft, pairs, model="sr", k=3).value, abs=1e-9)
