@@ -50,9 +50,10 @@ def test_a_tree_link_is_the_bottleneck():
     y[cd] = 1.0
     assert r.arc_prices == pytest.approx(y, abs=1e-12)
     assert r.demand_prices == pytest.approx([1.0, 1.0, 0.0], abs=1e-12)
-    # the core LP: commodities a, b, c (roots of a, b and e), a row per core router each (a
-    # small LP keeps its root's), the triangle's 6 arcs
-    assert r.rows == 3 * 3 + 6
+    # the core LP: commodities a, b, c (roots of a, b and e), a row per core router each but
+    # the hub's (a small LP: a, the first of most arcs; a's own commodity: its root's), the
+    # triangle's 6 arcs
+    assert r.rows == 3 * 2 + 6
     c, d = t.index_of("c"), t.index_of("d")
     assert sum(f for _, f in r.paths[1]) == pytest.approx(0.5)
     assert all(p[-2:] == (c, d) for p, _ in r.paths[1])  # the core's way to c, then c -> d
@@ -134,15 +135,9 @@ def _plain(t, dem) -> float:
     return float(res.fun)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_trees_hanging_off_a_core_against_the_column_generation(seed, monkeypatch):
-    t, dem = _hanging(seed)
-    red = mlu_arc.Reduction(t)
-    assert 0 < len(red.tree) < t.num_nodes
-    r = min_mlu(t, dem, model="mcf")
-    assert isinstance(r, LazyMLUResult)
-    assert r.mlu == pytest.approx(_plain(t, dem), rel=1e-7)
-    # the certificate: sum cap y = 1, z below every path's price, sum vol z = MLU
+def _certified(t, r) -> None:
+    """The certificate: sum cap y = 1, z below every path's price (networkx's Dijkstra),
+    sum vol z = MLU."""
     cap = np.asarray(t.arc_capacity, dtype=float)
     y, z = r.arc_prices, r.demand_prices
     assert np.all(y >= 0) and float(cap @ y) == pytest.approx(1.0, rel=1e-9)
@@ -152,6 +147,17 @@ def test_trees_hanging_off_a_core_against_the_column_generation(seed, monkeypatc
         g.add_edge(a, b, weight=y[i] + 1e-15)
     for s, e, zd in zip(r.sources.tolist(), r.targets.tolist(), z.tolist()):
         assert zd <= nx.dijkstra_path_length(g, s, e) + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_trees_hanging_off_a_core_against_the_column_generation(seed, monkeypatch):
+    t, dem = _hanging(seed)
+    red = mlu_arc.Reduction(t)
+    assert 0 < len(red.tree) < t.num_nodes
+    r = min_mlu(t, dem, model="mcf")
+    assert isinstance(r, LazyMLUResult)
+    assert r.mlu == pytest.approx(_plain(t, dem), rel=1e-7)
+    _certified(t, r)
     # the routing: simple paths over links, each demand's volume, the loads
     arc_of = {(a, b): i for i, (a, b) in enumerate(zip(t.arc_src.tolist(), t.arc_dst.tolist()))}
     load = np.zeros(2 * t.num_links)
@@ -195,17 +201,18 @@ def test_fixed_columns_and_other_solvers_take_the_column_generation():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_the_root_rows_change_nothing(seed, monkeypatch):
-    """A small arc LP keeps each commodity's row at its root (redundant), a large one drops
-    it: the same optimum and the same prices."""
+def test_the_left_out_row_changes_nothing(seed, monkeypatch):
+    """Each commodity's conservation rows add up to zero, and one is left out: the hub's (a
+    small LP) or the root's (a large one, HUB_ROWS_MAX = 0): the same optimum and size, and
+    prices that certify it (the potentials are taken relative to the root's)."""
     t, dem = _hanging(seed)
-    small = min_mlu(t, dem, model="mcf")
-    monkeypatch.setattr(mlu_arc, "SMALL_LP", 0)
-    large = min_mlu(t, dem, model="mcf")
-    assert large.rows < small.rows
-    assert large.mlu == pytest.approx(small.mlu, rel=1e-9)
-    assert float(large.volumes @ large.demand_prices) == pytest.approx(large.mlu, rel=1e-7)
-    assert float(small.volumes @ small.demand_prices) == pytest.approx(small.mlu, rel=1e-7)
+    hub = min_mlu(t, dem, model="mcf")
+    monkeypatch.setattr(mlu_arc, "HUB_ROWS_MAX", 0)
+    root = min_mlu(t, dem, model="mcf")
+    assert root.rows == hub.rows and root.columns == hub.columns
+    assert root.mlu == pytest.approx(hub.mlu, rel=1e-9)
+    for r in (hub, root):
+        _certified(t, r)
 
 
 def test_flow_on_cycles_leaves_the_loads(repetita):

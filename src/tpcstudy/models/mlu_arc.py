@@ -19,19 +19,22 @@ multigraph``) is not peeled.
 
 The LP (minimise ``U``; ``f[r, a] >= 0`` commodity ``r``'s flow on core arc ``a``)::
 
-    inflow_r(v) - outflow_r(v) = D[r, v]        every commodity r, core router v != r
+    inflow_r(v) - outflow_r(v) = D[r, v]        every commodity r, core router v
     sum_r f[r, a] - U cap_a   <= 0              every core arc of finite capacity
     U >= L
 
-with ``D[r, v]`` the demand between the roots, no variable for an arc into its commodity's
-root, and no row for the root itself (redundant) except in a small LP (:data:`SMALL_LP`),
-where the root's row ``- outflow_r(r) = - sum_v D[r, v]`` saves the dual simplex iterations.
+with ``D[r, v]`` the demand between the roots (``D[r, r]``: minus all ``r`` sends), no
+variable for an arc into its commodity's root; one row per commodity is redundant (they add
+up to zero) and left out: the hub's (the core router of most arcs) below
+:data:`HUB_ROWS_MAX` variables, where the root's row saves dual simplex iterations, the
+root's above.
 Capacities and volumes are counted in the median capacity, volumes again in the power of two
 nearest a lower bound of the MLU (the forced utilisations, each root's demand over its
 capacity out and in), so that the LP's MLU is near 1 whatever the unit
 (``tests/test_mlu_scale.py``).
 
-Duals: ``y_a`` (the arc rows', ``>= 0``) and ``pi[r, v]`` (the rows', ``pi[r, r] = 0``); where
+Duals: ``y_a`` (the arc rows', ``>= 0``) and ``pi[r, v]`` (the rows', 0 at the row left out;
+taken relative to the root's, so that ``pi[r, r] = 0``); where
 ``U`` sits at ``L``, the rest of ``sum_a cap_a y_a = 1`` goes to the tree arc of utilisation
 ``L``. A demand's price is ``pi[root(s), root(t)]`` plus the ``y`` of the tree arcs on its way:
 at most the price of each of its paths, and ``sum_d vol_d z_d`` is the MLU (LP duality).
@@ -64,11 +67,14 @@ __all__ = ["ARC_MAX", "fits", "Reduction", "ArcSolution", "solve_arc", "arc_mlu"
 #: TataNld's (docs/performance.md); above it the column generation, whose LP stays small.
 ARC_MAX = 100_000
 
-#: An arc LP of fewer variables is *small*: it keeps each commodity's conservation row at
-#: its root (redundant, yet the dual simplex needs 35-45 % fewer iterations: 15-20 % less
-#: time in the median below this size, up to 2.5x more above 5,000) and is priced by
-#: Dantzig's rule (:func:`_options`). Measured on REPETITA: docs/performance.md.
-SMALL_LP = 3_000
+#: An arc LP of fewer variables leaves out each commodity's row at the hub (the core router
+#: of most arcs) and keeps the root's; a larger one leaves out the root's (:func:`_dropped_rows`).
+#: The root's row tells the dual simplex early what the root sends: 25-45 % fewer iterations,
+#: and on REPETITA's 232 LPs less time below this size (Uninett2011 35 against 89 ms, Dfn 62
+#: against 123 ms), up to 3.5x more above it (GtsCe, Ion, Interoute). docs/performance.md.
+HUB_ROWS_MAX = 12_000
+#: An arc LP of fewer variables is priced by Dantzig's rule (:func:`_options`).
+SMALL_LP = 1_000
 #: A column's entries: its tail's row, its head's, its arc's.
 _SIGNS = np.asarray([-1.0, 1.0, 1.0])
 
@@ -168,12 +174,23 @@ class Reduction:
 def _options(small: bool) -> Dict[str, Any]:
     """HiGHS's options for an arc LP, measured on REPETITA's 232 that have one
     (docs/performance.md): no presolve (it removed nothing, at 10-40 % more time); on a small
-    LP (:data:`SMALL_LP`) Dantzig's pricing in the dual simplex (15-25 % less time in the
-    median), else HiGHS's own choice (Dantzig took 25 % more there)."""
+    LP (:data:`SMALL_LP`) Dantzig's pricing in the dual simplex, else HiGHS's own choice
+    (Dantzig took 25 % more above 3,000 variables)."""
     out: Dict[str, Any] = {"presolve": "off"}
     if small:
         out["simplex_dual_edge_weight_strategy"] = 0
     return out
+
+
+def _dropped_rows(rs: np.ndarray, cu: np.ndarray, nc: int, ncols: int) -> np.ndarray:
+    """Per commodity, the core router whose conservation row is left out (a commodity's rows
+    add up to zero, so one is redundant): below :data:`HUB_ROWS_MAX` variables the *hub*'s
+    (the core router of most arcs; the root's for the hub's own commodity), else the
+    root's (module docstring)."""
+    if ncols >= HUB_ROWS_MAX:
+        return rs.copy()
+    hub = int(np.argmax(np.bincount(cu, minlength=nc)))
+    return np.full(len(rs), hub, dtype=np.int64)
 
 
 def fits(red: Reduction, S: np.ndarray, T: np.ndarray, num_arcs: int) -> bool:
@@ -287,22 +304,17 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     D, load, L = D / unit, load / unit, L / unit
     k = len(rs)
     ci, cj = np.nonzero(cv[None, :] != rs[:, None])  # no arc into its commodity's root
-    small = len(ci) < SMALL_LP
-    per_row = nc if small else nc - 1  # small: the root's own row too (module docstring)
-    base = ci * per_row
-    if small:
-        hr, tr = base + cv[cj], base + cu[cj]
-        has_t = np.ones(len(ci), dtype=bool)
-    else:
-        hr = base + cv[cj] - (cv[cj] > rs[ci])
-        tr = base + cu[cj] - (cu[cj] > rs[ci])
-        has_t = cu[cj] != rs[ci]
+    drop = _dropped_rows(rs, cu, nc, len(ci))  # each commodity's row left out
+    per_row = nc - 1
+    base, dc = ci * per_row, drop[ci]
+    hr, tr = base + cv[cj] - (cv[cj] > dc), base + cu[cj] - (cu[cj] > dc)
+    has_h, has_t = cv[cj] != dc, cu[cj] != dc
     arow = np.cumsum(fin) - 1
     nconv = k * per_row
     ar = nconv + arow[cj]
     has_a = fin[cj]
     E = np.stack([tr, hr, ar], axis=1)
-    keep = np.stack([has_t, np.ones(len(ci), dtype=bool), has_a], axis=1)
+    keep = np.stack([has_t, has_h, has_a], axis=1)
     nfin = int(fin.sum())
     index = np.concatenate([E[keep], nconv + np.arange(nfin)])
     value = np.concatenate([np.broadcast_to(_SIGNS, E.shape)[keep], -ccap[fin]])
@@ -315,13 +327,11 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     cost[-1] = 1.0
     col_lower = np.zeros(ncols)
     col_lower[-1] = L
-    mask = np.arange(nc)[None, :] != rs[:, None]
-    if small:  # into the root: minus all it sends
-        Dr = D[rs]
-        Dr[np.arange(k), rs] = -Dr.sum(axis=1)
-        b = Dr.ravel()
-    else:
-        b = D[rs][mask]
+    Dr = D[rs]  # into the root: minus all it sends
+    Dr[np.arange(k), rs] = -Dr.sum(axis=1)
+    mask = np.ones((k, nc), dtype=bool)
+    mask[np.arange(k), drop] = False
+    b = Dr[mask]
     row_lo = np.concatenate([b, np.full(nfin, -np.inf)])
     row_hi = np.concatenate([b, np.zeros(nfin)])
     parts = {"S": S, "T": T, "ci": ci, "arcs": carcs[cj], "rs": rs, "D": D}
@@ -329,7 +339,7 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
         res = LPResult("optimal", L, np.asarray([L]), np.zeros(0), 0.0, "no core demand")
     else:
         res = solve_whole(cost, col_lower, starts, index, value, row_lo, row_hi,
-                          options=_options(small))
+                          options=_options(len(ci) < SMALL_LP))
     sol = ArcSolution(res.status, res.message, math.nan, load, np.zeros(m2), np.zeros(len(S)),
                       ncols, len(row_lo), res.seconds, red, parts)
     if res.status != "optimal":
@@ -345,14 +355,10 @@ def solve_arc(topo: Topology, red: Reduction, S: np.ndarray, T: np.ndarray, V: n
     if a_star >= 0 and rest > 0:  # U at its bound L: the rest is the forced arc's
         y[a_star] = rest / cap[a_star]
     P = np.zeros((nc, nc))
-    if k:
-        if small:  # potentials relative to the root's
-            pot = duals[:nconv].reshape(k, nc)
-            P[rs] = pot - pot[np.arange(k), rs][:, None]
-        else:
-            sub = np.zeros((k, nc))
-            sub[mask] = duals[:nconv]
-            P[rs] = sub
+    if k:  # potentials relative to the root's (a dropped row's is 0)
+        pot = np.zeros((k, nc))
+        pot[mask] = duals[:nconv]
+        P[rs] = pot - pot[np.arange(k), rs][:, None]
     z = P[cidx[rt_s], cidx[rt_t]]
     if a_star >= 0 and y[a_star] > 0:  # the demands crossing the forced arc pay for it
         j = int(np.flatnonzero((ups == a_star) | ((ups ^ 1) == a_star))[0])
