@@ -35,9 +35,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...control.events import Event
+from ...control.events import NetlinkSource
 from ...control.push import LocalPush
-from ...control.run import Controller
+from ...control.run import AT, Controller, Loop, Phases
 from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
@@ -110,8 +110,9 @@ class FailuresSettings:
             raise UsageError("--at must be > 0 and --observe > 2 s")
         if self.controller_scope not in ("affected", "all"):
             raise UsageError(f"--controller-scope {self.controller_scope!r}: affected or all")
-        if self.controller_at not in ("igp", "event", "both"):
-            raise UsageError(f"--controller-at {self.controller_at!r}: igp, event or both")
+        if self.controller_at not in AT:
+            raise UsageError(f"--controller-at {self.controller_at!r}: choose from "
+                             f"{', '.join(AT)}")
         if self.on_update not in ON_UPDATE:
             raise UsageError(f"--on-update {self.on_update!r}: choose from "
                              f"{', '.join(ON_UPDATE)}")
@@ -192,52 +193,25 @@ def _agent_counters(emu: Emulation) -> Dict[str, int]:
 
 
 class _Reactor(threading.Thread):
-    """Reads the routers' link events and hands them to the IGP and the controller."""
+    """The controller's loop (:class:`~tpcstudy.control.run.Loop`, as ``tpcstudy control
+    --network`` runs it) in a thread: the routers' link events to the IGP, then, with a
+    controller, to its phases (``--controller-at``)."""
 
     def __init__(self, watcher: LinkWatcher, igp: Optional[Igp], ctl: Optional[Controller],
-                 log: Log, *, after_igp: bool = False, settle: bool = False) -> None:
+                 at: str) -> None:
         super().__init__(daemon=True)
-        self.watcher, self.igp, self.ctl, self.log = watcher, igp, ctl, log
-        #: Hand the events to the controller once the IGP has installed their routes.
-        self.after_igp = after_igp and igp is not None
-        #: Once the IGP has re-converged, push the weights held back (TableState.hold_unsafe).
-        self.settle = settle and igp is not None and ctl is not None
-        self.unsettled: List[float] = []
-        self.pending: List[Event] = []
+        phases = Phases(at, igp.settled if igp is not None else None) if ctl is not None \
+            else None
+        self.loop = Loop([NetlinkSource(watcher, igp.event if igp is not None else None)], ctl,
+                         phases=phases)
         self.stop = threading.Event()
-        self.records: List[Dict[str, Any]] = []
-        self.events: List[Any] = []
         self.error = ""
 
     def run(self) -> None:
         try:
-            while not self.stop.is_set():
-                for e in self.watcher.poll(0.005 if self.pending or self.unsettled else 0.05):
-                    self.events.append(e)
-                    if self.igp is not None:
-                        self.igp.event(e.kind, e.u, e.v, at=e.at)
-                    if self.ctl is not None:
-                        self.pending.append(Event(e.kind, e.u, e.v, e.at,
-                                                  f"netlink {e.netns}/{e.interface}"))
-                if self.ctl is not None and self.pending and (
-                        not self.after_igp or self._converged()):
-                    evs, self.pending = self.pending, []
-                    self.records.append(self.ctl.handle(evs))
-                    if self.settle:
-                        self.unsettled.append(max(e.at for e in evs))
-                if self.unsettled and self.igp is not None and self.ctl is not None \
-                        and self.igp.settled(max(self.unsettled)):
-                    self.unsettled = []
-                    self.ctl.state.hold_unsafe = False
-                    self.records.append(self.ctl.refresh("igp re-converged"))
-                    self.ctl.state.hold_unsafe = True
+            self.loop.run(self.stop)
         except Exception as exc:  # noqa: BLE001 - reported in the row
             self.error = str(exc)[:200]
-
-    def _converged(self) -> bool:
-        """The IGP has installed the routes of every event read so far."""
-        assert self.igp is not None
-        return self.igp.settled(max(e.at for e in self.pending))
 
 
 class Failures(Experiment):
@@ -368,12 +342,10 @@ class Failures(Experiment):
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
                                self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k,
-                               only_affected=st.controller_scope == "affected",
-                               hold_unsafe=st.controller_at == "both")
+                               only_affected=st.controller_scope == "affected")
             ctl = Controller(state, LocalPush(emu.agents, save=False, on_update=st.on_update))
         watcher = LinkWatcher(spec)
-        reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp",
-                           settle=st.controller_at == "both")
+        reactor = _Reactor(watcher, igp, ctl, st.controller_at)
         flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
                           timeline=True) for c in self.placement.connections]
         ns, lines = link_down_lines(spec, *self.link)
@@ -422,7 +394,8 @@ class Failures(Experiment):
         g2 = units(float(np.mean(after))) if after else math.nan
         igp_ms = ((igp.history[0].installed_at - t_cut) * 1e3
                   if igp is not None and igp.history else math.nan)
-        ctl_rec = next((x for x in reactor.records if not x.get("unchanged")), None)
+        seen = reactor.loop.events
+        ctl_rec = next((x for x in reactor.loop.records if not x.get("unchanged")), None)
         share_i, share_f = self.payload_shares(spec.mtu, reaction)
         n = self.topology.names
         row: Row = {
@@ -440,8 +413,7 @@ class Failures(Experiment):
             "ratio_2s": round(g2 / lp_f, 6) if lp_f > 0 else math.nan,
             "series": json.dumps([round(units(x), 4) for x in series]),
             "igp_ms": round(igp_ms, 1),
-            "detect_ms": round((reactor.events[0].at - t_cut) * 1e3, 1) if reactor.events
-            else math.nan,
+            "detect_ms": round((seen[0].at - t_cut) * 1e3, 1) if seen else math.nan,
             "control_ms": round((ctl_rec["done_mono"] - t_cut) * 1e3, 1) if ctl_rec
             else math.nan,
             "compute_ms": ctl_rec.get("compute_ms", math.nan) if ctl_rec else math.nan,
