@@ -1,5 +1,6 @@
 """The failure experiment's arithmetic without root: goodput bins from cumulative timelines,
-the most loaded link of an sr solution (hand-worked on a square)."""
+the most loaded link of an sr solution (hand-worked on a square), a connection's stall and
+the timeouts it spans."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tpcstudy.emulate.experiments.failures import arc_loads, goodput_series, most_loaded_link
+from tpcstudy.emulate.experiments.failures import (
+    arc_loads,
+    goodput_series,
+    most_loaded_link,
+    stall,
+    timeouts,
+)
 from tpcstudy.topology import RawEdge, build_topology
 
 
@@ -45,3 +52,21 @@ def test_payload_share_hand_worked():
     assert payload_share(1500, 40, room=72) == pytest.approx((1500 - 72 - 72) / (1500 - 72 + 40
                                                                                  + 14))
     assert payload_share(9000, 56) > 0.98 > payload_share(1500, 40) > 0.9
+
+
+def test_stall_is_the_one_recovery_time_counts():
+    from tpcstudy.emulate.experiments.failover import recovery_time
+    tl = [(9.90, 1), (9.95, 2), (10.02, 3), (10.70, 4), (10.75, 5)]  # cut at 10, gap 0.1
+    assert stall(tl, 10.0, 0.1) == pytest.approx((0.02, 0.70))
+    assert recovery_time(tl, 10.0, 12.0, 0.1) == ("ok", pytest.approx(0.70))
+    assert stall([(9.9, 1), (10.05, 2)], 10.0, 0.1) == pytest.approx((-0.1, 0.05))
+    assert stall([(9.9, 1)], 10.0, 0.1) == (pytest.approx(-0.1), float("inf"))  # never back
+    # silent from its last read on (recovery_time: lost, when the run ends a gap later)
+    assert stall([(10.01, 1), (10.05, 2)], 10.0, 0.1) == (pytest.approx(0.05), float("inf"))
+    assert stall([], 10.0, 0.1) is None
+
+
+def test_timeouts_hand_worked():
+    # RTO 0.25 s doubling: the retransmissions leave 0.25, 0.75, 1.75 s into the stall
+    assert [timeouts(x, 0.25) for x in (0.27, 0.78, 1.0, 1.8)] == [1, 2, 2, 3]
+    assert timeouts(float("inf"), 0.25) == -1 and timeouts(1.0, 0.0) == -1

@@ -145,6 +145,31 @@ def most_loaded_link(topo: Topology, res: Any, avoid: Sequence[str] = ()) -> Tup
     return (u, v) if u < v else (v, u)
 
 
+def stall(timeline: Sequence[Sequence[float]], t_cut: float, gap: float
+          ) -> Optional[Tuple[float, float]]:
+    """The stall :func:`~.failover.recovery_time` counts: ``(last read before it, first read
+    after it)`` relative to ``t_cut``, for the first silence of at least ``gap`` seconds that
+    ends after the cut, or ``(last read, inf)`` when the reads stop (a lost connection); None
+    without a read."""
+    times = sorted(float(t) for t, _ in timeline)
+    prev = max((t for t in times if t <= t_cut), default=None)
+    for t in (t for t in times if t > t_cut):
+        if prev is not None and t - prev >= gap:
+            return prev - t_cut, t - t_cut
+        prev = t
+    return (prev - t_cut, math.inf) if prev is not None else None
+
+
+def timeouts(stall_s: float, rto_s: float) -> int:
+    """How many retransmission timeouts, each twice the last from ``rto_s`` (RFC 6298 back-off),
+    fit in a stall of ``stall_s`` seconds before its retransmission got through: the k with
+    ``rto (2^k - 1)`` closest to the stall (the last one's retransmission and its ACK take
+    an RTT more: a stall is an estimate, not a count)."""
+    if not (rto_s > 0 and math.isfinite(stall_s)):
+        return -1
+    return max(1, int(round(math.log2(stall_s / rto_s + 1.0))))
+
+
 def goodput_series(timelines: Sequence[Sequence[Tuple[float, int]]], t0: float, end: float,
                    bin_s: float = BIN) -> List[float]:
     """Bits per second received in each ``bin_s`` bin from ``t0`` to ``end`` (a timeline holds
@@ -373,6 +398,8 @@ class Failures(Experiment):
         t_cut = tr.actions["cut"]
         end = tr.times["stop"]
         rec_s, lost, hit = [], 0, 0
+        stalls: List[List[Any]] = []
+        by_id = {c.id: c for c in self.placement.connections}
         for f in flows:
             r = tr.transfers[f.id]
             state_, v = recovery_time(r.timeline, t_cut, end, st.gap_ms / 1000.0)
@@ -383,6 +410,21 @@ class Failures(Experiment):
             elif state_ == "ok":
                 hit += 1
                 rec_s.append(v)
+            else:
+                continue
+            # per hit connection: its pair, the stall (last read before, first after, from
+            # the cut), the sender's RTO and smoothed RTT at the end, the segments it
+            # retransmitted over the run, the timeouts the stall spans (an estimate)
+            gap = stall(r.timeline, t_cut, st.gap_ms / 1000.0)
+            info = r.tcp_info
+            rto = info.get("rto_us", 0) / 1e6
+            c = by_id[f.id]
+            stalls.append([f.id, c.source, c.destination,
+                           round(gap[0], 4) if gap else None,
+                           round(gap[1], 4) if gap and math.isfinite(gap[1]) else "inf",
+                           round(rto * 1e3, 1), round(info.get("rtt_us", 0) / 1e3, 1),
+                           int(info.get("total_retrans", 0)),
+                           timeouts(gap[1] - gap[0], rto) if gap else -1])
         rec_sorted = sorted(rec_s)
         series = goodput_series([tr.transfers[f.id].timeline for f in flows], t_cut - st.at,
                                 end)
@@ -421,6 +463,7 @@ class Failures(Experiment):
             "swap_ms": ctl_rec.get("swap_ms", math.nan) if ctl_rec else math.nan,
             "pushed": len(ctl_rec.get("pushed", [])) if ctl_rec else 0,
             "agent_counters": json.dumps(moved, sort_keys=True),
+            "stalls": json.dumps(stalls),
             "mtu": spec.mtu, "payload_intact": round(share_i, 4),
             "payload_failed": round(share_f, 4),
             "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
