@@ -200,10 +200,10 @@ def test_transition_safe_orders_paths_that_work_before_the_igp():
     assert [p.waypoints for p in by["B", "A"].paths] == [["C", "D", "A"], ["A"]]
 
 
-def test_hold_unsafe_keeps_the_slots_and_zeroes_the_unsafe_weights():
-    """The two-phase push (emulate failures --controller-at both): at the event the paths not
-    transition-safe weigh 0 in their slots; the table after the IGP has the same paths in the
-    same slots with their weights, so no connection moves (the same SRH in its slot)."""
+def test_hold_unsafe_leaves_the_unsafe_paths_out_and_keeps_the_safe_slots():
+    """The two-phase push (--controller-at both): at the event the paths not transition-safe
+    are left out; the table after the IGP has the same safe paths in the same slots, then the
+    others, so no connection moves (the same SRH in its slot)."""
     from tpcstudy.control.tables import transition_safe
     t = square()
     base, plan = base_table(t)
@@ -211,12 +211,37 @@ def test_hold_unsafe_keeps_the_slots_and_zeroes_the_unsafe_weights():
     held = transition_safe(base, g, t, frozenset({(0, 1)}), hold_unsafe=True)
     full = transition_safe(base, g, t, frozenset({(0, 1)}))
     for eh, ef in zip(held.entries, full.entries):
-        assert [p.waypoints for p in eh.paths] == [p.waypoints for p in ef.paths]
+        assert [p.waypoints for p in eh.paths] == [p.waypoints for p in ef.paths][:len(eh.paths)]
     by = {(e.source, e.destination): e for e in held.entries}
-    assert [p.weight for p in by["A", "C"].paths][1] == 0.0  # over B: crosses A-B
-    assert by["A", "C"].paths[0].weight > 0
+    assert [(p.waypoints, p.weight) for p in by["A", "C"].paths] == [(["D", "C"], 1.0)]
     full_by = {(e.source, e.destination): e for e in full.entries}
-    assert full_by["A", "C"].paths[1].weight > 0
+    assert [p.waypoints for p in full_by["A", "C"].paths] == [["D", "C"], ["B", "C"]]
+
+
+def test_hold_unsafe_never_keeps_a_connection_on_a_path_over_the_cut():
+    """A connection keeps its path through a swap when its slot holds the same SRH (the agent's
+    same_srh, whatever the slot's weight). A table whose entry A->C lists the safe path over D
+    first and the one over B (routed over A-B until the IGP re-converges) second, as the host
+    holds it now: held at weight 0 in its slot, slot 1 would keep its SRH and a connection on
+    it would stay in the black hole; left out, slot 1 is empty and the connection moves."""
+    from tpcstudy.control.tables import transition_safe
+    t = square()
+    plan = default_plan(t, edge_routers=t.names)
+
+    def path(wps, w):
+        return PathRecord(["A"] + wps, [plan.loopback(x) for x in wps], list(wps), 0, 0, 0,
+                          weight=w)
+
+    now = PathTable("square", [Entry("A", "C", plan.prefixes["C"][0],
+                                     [path(["D", "C"], 1.0), path(["B", "C"], 1.0)])],
+                    plan, k=4, max_paths=8)
+    held = transition_safe(now, without_links(t, [(0, 1)]), t, frozenset({(0, 1)}),
+                           hold_unsafe=True)
+    before, after = host_records(now, "A", VARIANT), host_records(held, "A", VARIANT)
+    from tpcstudy.export.layout import decode_value
+    old, new = decode_value(before[0][1], VARIANT), decode_value(after[0][1], VARIANT)
+    assert [p.slot for p in old.paths] == [0, 1] and [p.slot for p in new.paths] == [0]
+    assert new.paths[0].segments == old.paths[0].segments  # the safe path keeps slot 0
 
 
 def test_reoptimised_replaces_only_affected_entries():
@@ -388,8 +413,8 @@ def test_loop_both_pushes_twice_same_slots_then_the_weights():
     """Hand-worked on the house, A-B cut, reoptimised: A's entry to C gets the failed graph's
     paths over D, direct and over B; only the one over D avoids A-B on the routes the routers
     use until the IGP re-converges (A->C direct is ECMP over B and D; A->B goes over the cut):
-    at the event it alone is weighted, the others weigh 0 in their slots; once the IGP has
-    re-converged the same paths in the same slots, all weighted. B's entry to A likewise (over
+    at the event it alone is pushed; once the IGP has re-converged it keeps slot 0 and the
+    others follow. B's entry to A likewise (over
     E safe; direct and over C not); D's entry never crossed A-B and is never pushed."""
     ctl, fake, base = _controller()
     plan = ctl.state.plan
@@ -405,8 +430,8 @@ def test_loop_both_pushes_twice_same_slots_then_the_weights():
     assert loop.handled == 1 and loop.events == [ev("down", 0.0)]
     assert igp.asked and max(igp.asked) == 0.0  # asked about the event's time
     first, later = dict(fake.pushed[:2]), dict(fake.pushed[2:])
-    assert _slots(first["A"], plan)["C"] == [(["D", "C"], 1.0), (["C"], 0.0), (["B", "C"], 0.0)]
-    assert _slots(first["B"], plan)["A"] == [(["E", "A"], 1.0), (["A"], 0.0), (["C", "A"], 0.0)]
+    assert _slots(first["A"], plan)["C"] == [(["D", "C"], 1.0)]
+    assert _slots(first["B"], plan)["A"] == [(["E", "A"], 1.0)]
     assert _slots(later["A"], plan)["C"] == [(["D", "C"], 1.0), (["C"], 1.0), (["B", "C"], 1.0)]
     assert _slots(later["B"], plan)["A"] == [(["E", "A"], 1.0), (["A"], 1.0), (["C", "A"], 1.0)]
     assert ctl.state.hold_unsafe is False  # a step's hold does not leak into the state

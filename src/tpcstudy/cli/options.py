@@ -363,11 +363,11 @@ def add_controller_options(p: Any) -> None:
 
     p.add_argument("--controller-at", default="both", choices=AT,
                    help="when the controller pushes, relative to the IGP re-converging after a "
-                        "link event: at once with the paths whose segments still route over "
-                        "the down link at weight 0, then their weights once the IGP has "
-                        "re-converged (both, default); only once the IGP has re-converged (igp); "
-                        "or at once with every weight (event: a connection a swap moves onto "
-                        "such a path is in a black hole until the IGP re-converges)")
+                        "link event: at once without the paths whose segments still route over "
+                        "the down link, then with them once the IGP has re-converged (both, "
+                        "default); only once the IGP has re-converged (igp); or at once with "
+                        "every path (event: a connection a swap moves onto such a path is in a "
+                        "black hole until the IGP re-converges)")
     p.add_argument("--igp-delay", type=float, default=0.2, metavar="SECONDS",
                    help="the IGP re-converges this long after a link event (0 to 60, default "
                         "0.2): on an emulated network every router then gets the routes of the "

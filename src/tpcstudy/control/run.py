@@ -13,10 +13,10 @@ When the controller pushes, relative to the network's IGP re-converging (``--con
 
 - ``event``: each event handled at once with every weight;
 - ``igp``: the events held until the IGP has installed their routes, then handled together;
-- ``both`` (the default): each event handled at once with the paths whose segments still route
-  over a down link at weight 0 (``TableState.hold_unsafe``: no weighted draw picks them), then,
-  once the IGP has re-converged after the last of them, one *settle* step: the same table with
-  those weights (the same paths in the same slots, so no connection moves).
+- ``both`` (the default): each event handled at once without the paths whose segments still
+  route over a down link (``TableState.hold_unsafe``: a connection on one moves), then, once the
+  IGP has re-converged after the last of them, one *settle* step: the same paths in the same
+  slots followed by those (so no connection moves; new ones use every path).
 
 "The IGP has re-converged" is the emulated IGP's word
 (:meth:`tpcstudy.emulate.network.igp.Igp.settled`) when the controller plays it
@@ -186,7 +186,7 @@ class Controller:
 class Step:
     """What the controller does now: ``handle`` ``events`` (one recomputation), or ``settle``
     (recompute for the links down now and push what changed); ``hold``: the paths whose
-    segments still route over a down link weigh 0 in the table pushed."""
+    segments still route over a down link are left out of the table pushed."""
 
     kind: str
     events: Tuple[Event, ...] = ()

@@ -95,7 +95,7 @@ class FailuresSettings:
     #: path of the new table then works, so the moved connections can spread over all of
     #: them), at once ("event": before the IGP, a path whose segments' routes still cross
     #: the cut is a black hole for the connections a swap moves onto it), or both ("both": at
-    #: once with those paths at weight 0, then their weights once the IGP has re-converged).
+    #: once without those paths, then with them once the IGP has re-converged).
     controller_at: str = "both"
     #: The entries the controller replaces: those whose paths cross a down link ("affected"),
     #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
