@@ -1,6 +1,6 @@
 """The failure experiment's arithmetic without root: goodput bins from cumulative timelines,
-the most loaded link of an sr solution (hand-worked on a square), a connection's stall and
-the timeouts it spans."""
+the most loaded link of an sr solution (hand-worked on a square), a connection's stall, the
+timeouts it spans, and when a stall is the cut's (hit) or later congestion."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from tpcstudy.emulate.experiments.failures import (
     arc_loads,
     goodput_series,
+    hit_by_cut,
     most_loaded_link,
     stall,
     timeouts,
@@ -70,3 +71,19 @@ def test_timeouts_hand_worked():
     # RTO 0.25 s doubling: the retransmissions leave 0.25, 0.75, 1.75 s into the stall
     assert [timeouts(x, 0.25) for x in (0.27, 0.78, 1.0, 1.8)] == [1, 2, 2, 3]
     assert timeouts(float("inf"), 0.25) == -1 and timeouts(1.0, 0.0) == -1
+
+
+def test_a_stall_long_after_the_cut_is_not_a_hit():
+    # read through the cut (every 50 ms), then a 150 ms congestion stall 2 s after it
+    reads = [(10.0 + 0.05 * i, i) for i in range(-5, 41)] + [(12.15 + 0.05 * i, 50 + i)
+                                                           for i in range(20)]
+    assert hit_by_cut(reads, 10.0, 14.0, 0.1, 0.5) == ("later", pytest.approx(2.15),
+                                                       (pytest.approx(2.0), pytest.approx(2.15)))
+    # the same stall 0.3 s after the cut: hit, recovered 0.45 s after it
+    near = [(t, b) for t, b in reads if t <= 10.3] + [(10.45 + 0.05 * i, 100 + i)
+                                                       for i in range(10)]
+    state, v, st = hit_by_cut(near, 10.0, 14.0, 0.1, 0.5)
+    assert state == "ok" and v == pytest.approx(0.45) and st == (pytest.approx(0.3),
+                                                                pytest.approx(0.45))
+    # reads stop for good: lost, whenever they stopped
+    assert hit_by_cut(reads[:20], 10.0, 14.0, 0.1, 0.5)[0] == "not recovered"

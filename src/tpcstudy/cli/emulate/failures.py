@@ -48,6 +48,10 @@ def register(sub: Any) -> None:
     f.add_argument("--gap-ms", type=positive(), default=100.0,
                    help="a stall at least this long after the cut marks a hit connection "
                         "(default 100)")
+    f.add_argument("--hit-within", type=positive(), default=0.5, metavar="SECONDS",
+                   help="a connection is hit by the cut when its stall begins at most this long "
+                        "after it; a later stall is congestion, not counted (default 0.5: the "
+                        "queues downstream of the cut drain within it)")
     f.add_argument("--connections", type=at_least(1), default=None,
                    help="TCP connections per pair the LP serves (default 2; six-paths: 4)")
     f.add_argument("--on-update", default="rehash", choices=tuple(ON_UPDATE),
@@ -84,6 +88,7 @@ def cmd(args: argparse.Namespace) -> int:
     st = FailuresSettings(reactions=tuple(x.strip() for x in args.reactions.split(",")),
                           cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
                           rto_count=args.rto_count, gap_ms=args.gap_ms,
+                          hit_within=args.hit_within,
                           per_pair=per_pair, on_update=args.on_update,
                           controller_at=args.controller_at,
                           controller_scope=args.controller_scope)

@@ -17,7 +17,8 @@ task, measured in its own draws on the same network:
 
 Per connection: **recovery** = first data the receiver read after a stall of at least
 ``--gap-ms`` following the cut, minus the cut time (the first new data acknowledged); a
-connection that never stalled was not hit; one with no data after the cut, or an error, is
+connection that never stalled, or whose stall began more than ``--hit-within`` after the cut
+(congestion, not the cut), was not hit; one with no data after the cut, or an error, is
 **lost**. Goodput over time (the receivers' bytes per 100 ms bin, in link units) beside the
 intact LP and the reoptimised LP of the failed graph; ``ratio_2s`` = goodput in the 2 s after the
 cut / the reoptimised LP. After each task the link comes back and every router's intact routes
@@ -64,7 +65,8 @@ from .repeats import Metric
 from .throughput import lp_solution
 
 __all__ = ["KIND", "COLUMNS", "KEY", "REACTIONS", "FailuresSettings", "Failures", "most_loaded_link",
-           "goodput_series", "summary_line", "format_failures"]
+           "goodput_series", "summary_line", "format_failures", "stall", "hit_by_cut",
+           "timeouts"]
 
 KIND = "emulate-failures"
 COLUMNS = list(KINDS[KIND].columns)
@@ -87,6 +89,10 @@ class FailuresSettings:
     igp_delay: float = 0.2
     rto_count: int = 1
     gap_ms: float = 100.0
+    #: A connection is hit when its stall begins at most this long after the cut (the data
+    #: past the cut drains from the queues downstream of it within that; a later stall of a
+    #: connection that read through the cut is congestion).
+    hit_within: float = 0.5
     per_pair: int = 2
     k: int = 4
     #: The controller's pushes: what a swap does to a connection whose path it removed.
@@ -108,6 +114,8 @@ class FailuresSettings:
                              f"{', '.join(REACTIONS)}")
         if not (self.at > 0 and self.observe > 2):
             raise UsageError("--at must be > 0 and --observe > 2 s")
+        if not self.hit_within > 0:
+            raise UsageError(f"--hit-within {self.hit_within}: > 0 s")
         if self.controller_scope not in ("affected", "all"):
             raise UsageError(f"--controller-scope {self.controller_scope!r}: affected or all")
         if self.controller_at not in AT:
@@ -158,6 +166,19 @@ def stall(timeline: Sequence[Sequence[float]], t_cut: float, gap: float
             return prev - t_cut, t - t_cut
         prev = t
     return (prev - t_cut, math.inf) if prev is not None else None
+
+
+def hit_by_cut(timeline: Sequence[Sequence[float]], t_cut: float, end: float, gap: float,
+               within: float) -> Tuple[str, float, Optional[Tuple[float, float]]]:
+    """``(state, recovery, stall)``: :func:`~.failover.recovery_time`'s state and seconds, and
+    :func:`stall`; the state is ``"later"`` instead of ``"ok"`` when the stall began more than
+    ``within`` seconds after the cut (congestion on a connection that read through the cut:
+    the data past the cut drains from the queues downstream of it sooner)."""
+    state, v = recovery_time(timeline, t_cut, end, gap)
+    st = stall(timeline, t_cut, gap)
+    if state == "ok" and st is not None and st[0] > within:
+        return "later", v, st
+    return state, v, st
 
 
 def timeouts(stall_s: float, rto_s: float) -> int:
@@ -402,20 +423,22 @@ class Failures(Experiment):
         by_id = {c.id: c for c in self.placement.connections}
         for f in flows:
             r = tr.transfers[f.id]
-            state_, v = recovery_time(r.timeline, t_cut, end, st.gap_ms / 1000.0)
+            state_, v, gap = hit_by_cut(r.timeline, t_cut, end, st.gap_ms / 1000.0,
+                                        st.hit_within)
+            later = state_ == "later"
             if r.error or state_ == "not recovered":
                 lost += 1
                 hit += 1
                 rec_s.append(math.inf)
-            elif state_ == "ok":
+            elif state_ == "ok" and not later:
                 hit += 1
                 rec_s.append(v)
-            else:
+            elif not later:
                 continue
-            # per hit connection: its pair, the stall (last read before, first after, from
+            # per stalled connection: its pair, the stall (last read before, first after, from
             # the cut), the sender's RTO and smoothed RTT at the end, the segments it
-            # retransmitted over the run, the timeouts the stall spans (an estimate)
-            gap = stall(r.timeline, t_cut, st.gap_ms / 1000.0)
+            # retransmitted over the run, the timeouts the stall spans (an estimate), and
+            # whether it counts as hit (0: a stall beginning after --hit-within)
             info = r.tcp_info
             rto = info.get("rto_us", 0) / 1e6
             c = by_id[f.id]
@@ -424,7 +447,7 @@ class Failures(Experiment):
                            round(gap[1], 4) if gap and math.isfinite(gap[1]) else "inf",
                            round(rto * 1e3, 1), round(info.get("rtt_us", 0) / 1e3, 1),
                            int(info.get("total_retrans", 0)),
-                           timeouts(gap[1] - gap[0], rto) if gap else -1])
+                           timeouts(gap[1] - gap[0], rto) if gap else -1, int(not later)])
         rec_sorted = sorted(rec_s)
         series = goodput_series([tr.transfers[f.id].timeline for f in flows], t_cut - st.at,
                                 end)
