@@ -435,6 +435,9 @@ def test_loop_both_pushes_twice_same_slots_then_the_weights():
     assert _slots(later["A"], plan)["C"] == [(["D", "C"], 1.0), (["C"], 1.0), (["B", "C"], 1.0)]
     assert _slots(later["B"], plan)["A"] == [(["E", "A"], 1.0), (["A"], 1.0), (["C", "A"], 1.0)]
     assert ctl.state.hold_unsafe is False  # a step's hold does not leak into the state
+    from tpcstudy.control.run import format_record
+    assert " down A-B (test:0.0): links down A-B; detect " in format_record(out[0][1])
+    assert " igp re-converged, the held paths back: links down A-B; " in format_record(out[1][1])
     ctl.close()
 
 

@@ -62,11 +62,13 @@ def _wall(mono: float) -> str:
 
 def format_record(rec: Dict[str, Any]) -> str:
     """One log line of an event (the ``--json`` line's fields, as text)."""
-    ev = ", ".join(f"{e['kind']} {e['link']}" for e in rec["events"])
+    ev = ", ".join(f"{e['kind']} {e['link']}".rstrip() for e in rec["events"])
     if rec.get("unchanged"):
         return f"{rec['detected_at']} {ev}: no change to the links down"
     err = f"; FAILED: {rec['failed']}" if rec.get("failed") else ""
-    return (f"{rec['detected_at']} {ev} ({rec['events'][0]['source']}): links down "
+    src = rec["events"][0]["source"]
+    head = f"{ev} ({src})" if src != rec["events"][0]["kind"] else f"{ev}, the held paths back"
+    return (f"{rec['detected_at']} {head}: links down "
             f"{rec['down'] or 'none'}; detect {rec['detect_ms']:.1f} ms, compute "
             f"{rec['compute_ms']:.1f} ms ({rec['reaction']}), push {rec['push_ms']:.1f} ms to "
             f"{len(rec['pushed'])}/{rec['hosts']} hosts, swap {rec['swap_ms']:.3f} ms; total "
