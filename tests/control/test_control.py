@@ -1,18 +1,21 @@
 """The controller's logic without root: event lines (strict), events -> links down -> tables
 (both reactions) -> push plan (only hosts whose records changed), hand-worked on a square
-A-B-C-D-A, the reoptimised table cross-checked on Abilene, the command push's argv."""
+A-B-C-D-A, the reoptimised table cross-checked on Abilene, the command push's argv; the one
+loop (``tpcstudy control`` and ``emulate failures`` run it): events -> phases
+(``--controller-at event|igp|both``, the IGP's state, scripted) -> steps -> push plan."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import threading
 
 import pytest
 
-from tpcstudy.control.events import LineSource, parse_line
+from tpcstudy.control.events import Event, LineSource, parse_line
 from tpcstudy.control.push import CommandPush, command_argv
-from tpcstudy.control.run import Controller
+from tpcstudy.control.run import AT, Controller, Loop, Phases, Step
 from tpcstudy.control.tables import (
     TableState,
     host_records,
@@ -197,10 +200,10 @@ def test_transition_safe_orders_paths_that_work_before_the_igp():
     assert [p.waypoints for p in by["B", "A"].paths] == [["C", "D", "A"], ["A"]]
 
 
-def test_hold_unsafe_keeps_the_slots_and_zeroes_the_unsafe_weights():
-    """The two-phase push (emulate failures --controller-at both): at the event the paths not
-    transition-safe weigh 0 in their slots; the table after the IGP has the same paths in the
-    same slots with their weights, so no connection moves (the same SRH in its slot)."""
+def test_hold_unsafe_leaves_the_unsafe_paths_out_and_keeps_the_safe_slots():
+    """The two-phase push (--controller-at both): at the event the paths not transition-safe
+    are left out; the table after the IGP has the same safe paths in the same slots, then the
+    others, so no connection moves (the same SRH in its slot)."""
     from tpcstudy.control.tables import transition_safe
     t = square()
     base, plan = base_table(t)
@@ -208,12 +211,37 @@ def test_hold_unsafe_keeps_the_slots_and_zeroes_the_unsafe_weights():
     held = transition_safe(base, g, t, frozenset({(0, 1)}), hold_unsafe=True)
     full = transition_safe(base, g, t, frozenset({(0, 1)}))
     for eh, ef in zip(held.entries, full.entries):
-        assert [p.waypoints for p in eh.paths] == [p.waypoints for p in ef.paths]
+        assert [p.waypoints for p in eh.paths] == [p.waypoints for p in ef.paths][:len(eh.paths)]
     by = {(e.source, e.destination): e for e in held.entries}
-    assert [p.weight for p in by["A", "C"].paths][1] == 0.0  # over B: crosses A-B
-    assert by["A", "C"].paths[0].weight > 0
+    assert [(p.waypoints, p.weight) for p in by["A", "C"].paths] == [(["D", "C"], 1.0)]
     full_by = {(e.source, e.destination): e for e in full.entries}
-    assert full_by["A", "C"].paths[1].weight > 0
+    assert [p.waypoints for p in full_by["A", "C"].paths] == [["D", "C"], ["B", "C"]]
+
+
+def test_hold_unsafe_never_keeps_a_connection_on_a_path_over_the_cut():
+    """A connection keeps its path through a swap when its slot holds the same SRH (the agent's
+    same_srh, whatever the slot's weight). A table whose entry A->C lists the safe path over D
+    first and the one over B (routed over A-B until the IGP re-converges) second, as the host
+    holds it now: held at weight 0 in its slot, slot 1 would keep its SRH and a connection on
+    it would stay in the black hole; left out, slot 1 is empty and the connection moves."""
+    from tpcstudy.control.tables import transition_safe
+    t = square()
+    plan = default_plan(t, edge_routers=t.names)
+
+    def path(wps, w):
+        return PathRecord(["A"] + wps, [plan.loopback(x) for x in wps], list(wps), 0, 0, 0,
+                          weight=w)
+
+    now = PathTable("square", [Entry("A", "C", plan.prefixes["C"][0],
+                                     [path(["D", "C"], 1.0), path(["B", "C"], 1.0)])],
+                    plan, k=4, max_paths=8)
+    held = transition_safe(now, without_links(t, [(0, 1)]), t, frozenset({(0, 1)}),
+                           hold_unsafe=True)
+    before, after = host_records(now, "A", VARIANT), host_records(held, "A", VARIANT)
+    from tpcstudy.export.layout import decode_value
+    old, new = decode_value(before[0][1], VARIANT), decode_value(after[0][1], VARIANT)
+    assert [p.slot for p in old.paths] == [0, 1] and [p.slot for p in new.paths] == [0]
+    assert new.paths[0].segments == old.paths[0].segments  # the safe path keeps slot 0
 
 
 def test_reoptimised_replaces_only_affected_entries():
@@ -244,3 +272,238 @@ def test_netlink_source_hands_each_event_to_the_igp() -> None:
     assert [(e.kind, e.u, e.v, e.source) for e in got] == [
         ("down", 1, 4, "netlink p-r1/to4"), ("up", 1, 4, "netlink p-r4/to1")]
     assert len(NetlinkSource(watcher).poll(0.1)) == 2  # no IGP: the events alone
+
+
+# --------------------------------------------------------------- the loop and its phases
+def ev(kind: str, at: float, u: int = 0, v: int = 1) -> Event:
+    return Event(kind, u, v, at, f"test:{at}")
+
+
+class FakeIgp:
+    """Re-converged (for every event read before ``since``) once ``done`` is at least it."""
+
+    def __init__(self) -> None:
+        self.done = -1.0
+        self.asked: list = []
+
+    def settled(self, since: float) -> bool:
+        self.asked.append(since)
+        return self.done >= since
+
+
+def test_at_names_match_the_cli_choices():
+    from tpcstudy.cli import build_parser
+    for verb in (["control"], ["emulate", "failures"]):
+        p = build_parser()
+        for a in verb:
+            p = next(x for x in p._actions if hasattr(x, "choices") and isinstance(
+                x.choices, dict) and a in x.choices).choices[a]
+        opt = next(x for x in p._actions if "--controller-at" in x.option_strings)
+        assert tuple(opt.choices) == AT and opt.default == "both"
+        assert any("--igp-delay" in x.option_strings for x in p._actions)
+
+
+def test_event_handles_each_event_at_once_with_every_weight():
+    ph = Phases("event", FakeIgp().settled)
+    steps = ph.steps([ev("down", 1.0), ev("up", 2.0)])
+    assert steps == [Step("handle", (ev("down", 1.0),)), Step("handle", (ev("up", 2.0),))]
+    assert not ph.busy and ph.steps([]) == []
+
+
+def test_igp_holds_the_events_until_the_igp_has_their_routes():
+    igp = FakeIgp()
+    ph = Phases("igp", igp.settled)
+    assert ph.steps([ev("down", 1.0)]) == [] and ph.busy
+    igp.done = 0.5  # an earlier convergence: not this event's
+    assert ph.steps([]) == []
+    assert ph.steps([ev("down", 1.2, 2, 3)]) == []
+    igp.done = 1.1  # converged after the first event, not the second: still waiting
+    assert ph.steps([]) == []
+    igp.done = 1.3  # both in the routes: one recomputation of both events, every weight
+    assert ph.steps([]) == [Step("handle", (ev("down", 1.0), ev("down", 1.2, 2, 3)))]
+    assert not ph.busy
+
+
+def test_both_pushes_held_weights_at_once_then_settles_once():
+    igp = FakeIgp()
+    ph = Phases("both", igp.settled)
+    assert ph.steps([ev("down", 1.0)]) == [Step("handle", (ev("down", 1.0),), hold=True)]
+    assert ph.busy and ph.steps([]) == []
+    # a second event before the IGP settled: handled at once too; the settle waits for it
+    assert ph.steps([ev("down", 1.5, 2, 3)]) == [Step("handle", (ev("down", 1.5, 2, 3),),
+                                                      hold=True)]
+    igp.done = 1.2
+    assert ph.steps([]) == []
+    igp.done = 1.6
+    assert ph.steps([]) == [Step("settle")]
+    assert not ph.busy and ph.steps([]) == []  # settled once
+
+
+def test_no_igp_both_keeps_the_held_weights_and_igp_is_refused():
+    ph = Phases("both", None)
+    assert ph.steps([ev("down", 1.0)]) == [Step("handle", (ev("down", 1.0),), hold=True)]
+    assert ph.steps([]) == []  # never settles: the unsafe paths stay at weight 0
+    with pytest.raises(UsageError, match="--controller-at igp"):
+        Phases("igp", None)
+    with pytest.raises(UsageError, match="--controller-at 'soon'"):
+        Phases("soon", None)
+
+
+def test_after_delay_settles_delay_seconds_after_the_last_event():
+    now = [10.0]
+    ph = Phases.after_delay("both", 0.2, clock=lambda: now[0])
+    assert ph.steps([ev("down", 10.0)])[0].hold
+    now[0] = 10.19
+    assert ph.steps([]) == []
+    now[0] = 10.2
+    assert ph.steps([]) == [Step("settle")]
+
+
+class ScriptedSource:
+    """Returns ``script[i]`` at its i-th poll after calling ``before[i]`` (if any); then sets
+    ``stop``."""
+
+    def __init__(self, script, before, stop):
+        self.script, self.before, self.stop = list(script), dict(before), stop
+        self.i = 0
+        self.eof = False
+
+    def poll(self, timeout):
+        if self.i >= len(self.script):
+            self.stop.set()
+            return []
+        if self.i in self.before:
+            self.before[self.i]()
+        out = self.script[self.i]
+        self.i += 1
+        return out
+
+
+def house():
+    """The square with a roof E over A-B: without A-B a ring of five remains (the failed
+    graph keeps every router; the square alone would prune to nothing)."""
+    return build_topology("house", ["A", "B", "C", "D", "E"],
+                          [RawEdge(0, 1), RawEdge(1, 2), RawEdge(2, 3), RawEdge(3, 0),
+                           RawEdge(0, 4), RawEdge(4, 1)])
+
+
+def _controller():
+    t = house()
+    base, plan = base_table(t)
+    state = TableState(t, plan, [("A", "C"), ("B", "A"), ("D", "C")], ["A", "B", "D"], base,
+                       VARIANT, reaction="reoptimised")
+    fake = FakePush()
+    return Controller(state, fake), fake, base
+
+
+def _slots(records, plan):
+    """Per destination router: each valid slot's waypoints (names) and weight."""
+    from tpcstudy.export.layout import decode_value
+    name = {plan.loopback(r): r for r in plan.loopbacks}
+    dest = {p.network_address: r for r, ps in plan.prefixes.items() for p in ps}
+    out = {}
+    for _k, v in records:
+        d = decode_value(v, VARIANT)
+        out[dest[d.dest]] = [([name[x] for x in p.segments], round(w, 6))
+                             for p, w in zip(d.paths, d.weights)]
+    return out
+
+
+def test_loop_both_pushes_twice_same_slots_then_the_weights():
+    """Hand-worked on the house, A-B cut, reoptimised: A's entry to C gets the failed graph's
+    paths over D, direct and over B; only the one over D avoids A-B on the routes the routers
+    use until the IGP re-converges (A->C direct is ECMP over B and D; A->B goes over the cut):
+    at the event it alone is pushed; once the IGP has re-converged it keeps slot 0 and the
+    others follow. B's entry to A likewise (over
+    E safe; direct and over C not); D's entry never crossed A-B and is never pushed."""
+    ctl, fake, base = _controller()
+    plan = ctl.state.plan
+    igp = FakeIgp()
+    stop = threading.Event()
+    src = ScriptedSource([[ev("down", 0.0)], [], [], []], {2: lambda: setattr(igp, "done", 1.0)},
+                         stop)
+    loop = Loop([src], ctl, phases=Phases("both", igp.settled), poll=0.0, busy_poll=0.0)
+    out: list = []
+    loop.run(stop, lambda r: out.append((src.i, r)))
+    assert [(i, r["events"][0]["kind"], r["pushed"]) for i, r in out] == [
+        (1, "down", ["A", "B"]), (3, "igp re-converged", ["A", "B"])]
+    assert loop.handled == 1 and loop.events == [ev("down", 0.0)]
+    assert igp.asked and max(igp.asked) == 0.0  # asked about the event's time
+    first, later = dict(fake.pushed[:2]), dict(fake.pushed[2:])
+    assert _slots(first["A"], plan)["C"] == [(["D", "C"], 1.0)]
+    assert _slots(first["B"], plan)["A"] == [(["E", "A"], 1.0)]
+    assert _slots(later["A"], plan)["C"] == [(["D", "C"], 1.0), (["C"], 1.0), (["B", "C"], 1.0)]
+    assert _slots(later["B"], plan)["A"] == [(["E", "A"], 1.0), (["A"], 1.0), (["C", "A"], 1.0)]
+    assert ctl.state.hold_unsafe is False  # a step's hold does not leak into the state
+    from tpcstudy.control.run import format_record
+    assert " down A-B (test:0.0): links down A-B; detect " in format_record(out[0][1])
+    assert " igp re-converged, the held paths back: links down A-B; " in format_record(out[1][1])
+    ctl.close()
+
+
+@pytest.mark.parametrize("at, when", [("event", 1), ("igp", 3)])
+def test_loop_event_and_igp_push_once_with_every_weight(at, when):
+    """event: pushed at the poll that read the event; igp: at the poll after the IGP has
+    re-converged (it does before poll 2); both once, with every weight."""
+    ctl, fake, base = _controller()
+    igp = FakeIgp()
+    stop = threading.Event()
+    src = ScriptedSource([[ev("down", 0.0)], [], [], []], {2: lambda: setattr(igp, "done", 1.0)},
+                         stop)
+    loop = Loop([src], ctl, phases=Phases(at, igp.settled), poll=0.0, busy_poll=0.0)
+    out: list = []
+    loop.run(stop, lambda r: out.append((src.i, r["events"][0]["kind"])))
+    assert out == [(when, "down")]
+    assert _slots(dict(fake.pushed)["A"], ctl.state.plan)["C"] == [
+        (["D", "C"], 1.0), (["C"], 1.0), (["B", "C"], 1.0)]
+    ctl.close()
+
+
+def test_loop_without_a_controller_only_reads():
+    stop = threading.Event()
+    src = ScriptedSource([[ev("down", 0.0)], [ev("up", 1.0)]], {}, stop)
+    loop = Loop([src])
+    loop.run(stop)
+    assert [e.kind for e in loop.events] == ["down", "up"] and loop.records == []
+
+
+def test_loop_up_again_restores_the_intact_records():
+    ctl, fake, base = _controller()
+    stop = threading.Event()
+    src = ScriptedSource([[ev("down", 0.0)], [ev("up", 0.1)]], {}, stop)
+    Loop([src], ctl, phases=Phases("event", None)).run(stop)
+    assert ctl.state.records["A"] == host_records(base, "A", VARIANT)
+    ctl.close()
+
+
+def test_control_cli_events_on_stdin_both_then_settles(zoo_installed, tmp_path):
+    """``tpcstudy control --events - --push command --controller-at both``: no emulated IGP, so
+    the real one is taken to re-converge --igp-delay after the event: two pushes per host whose
+    table changed (the held weights at once, then the weights), both logged; the end of the
+    events waits for the second. ``--controller-at igp``: one push, after the delay."""
+    import subprocess
+
+    script = tmp_path / "push.py"
+    script.write_text("import json, sys, time\n"
+                      "print(json.dumps({'swap_ms': 0.1, 'generation': 1, 'at': time.monotonic(),"
+                      " 'host': sys.argv[1]}))\n")
+    base = [sys.executable, "-m", "tpcstudy", "control", "--topo", "zoo/Abilene", "--events",
+            "-", "--igp-delay", "0.3", "--json"]
+    cmd = ["--push", "command", "--", sys.executable, str(script), "{host}", "{table}"]
+    env = dict(os.environ, PYTHONSAFEPATH="1")
+    p = subprocess.run(base + ["--controller-at", "both"] + cmd,
+                       input="down Chicago Indianapolis\n", capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    docs = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [d["events"][0]["kind"] for d in docs] == ["down", "igp re-converged"]
+    assert docs[0]["pushed"] and not docs[0]["failed"] and docs[1]["pushed"]
+    assert set(docs[1]["pushed"]) <= set(docs[0]["pushed"])
+    assert "controller at both" in p.stderr
+    p = subprocess.run(base + ["--controller-at", "igp"] + cmd,
+                       input="down Chicago Indianapolis\n", capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    docs = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [d["events"][0]["kind"] for d in docs] == ["down"]
+    assert docs[0]["detect_ms"] >= 300.0  # held until the IGP's assumed re-convergence

@@ -75,15 +75,22 @@ def test_control_on_an_emulated_network_then_sigkill(tmp_path):
         # the IGP re-converged: the other end routes nothing into the dead link any more
         assert "igp: 1 link(s) down (Chicago-Indianapolis)" in ctl.stderr.readline()
         assert via_cut() == []
-        # the kernel's generation of a pushed host's agent moved on (the table swapped)
+        # --controller-at both (the default): once the IGP has re-converged, the second push
+        # (the weights held at 0 until then), to hosts of the first
+        settle = json.loads(ctl.stdout.readline())
+        assert settle["events"][0]["kind"] == "igp re-converged" and not settle["failed"]
+        assert set(settle["pushed"]) <= set(doc["pushed"])
+        gens = {r["host"]: r["generation"] for r in doc["per_host"]}
+        gens.update({r["host"]: r["generation"] for r in settle["per_host"]})
+        # the kernel's generation of each pushed host's agent is its last push's (swapped)
         from tpcstudy.hostagent.record import Install
         from tpcstudy.hostagent.update import BpfKernel
-        h = doc["pushed"][0]
-        k = BpfKernel(Install.from_json(rec["agents"][h], "test"))
-        try:
-            assert k.generation() == doc["per_host"][0]["generation"] >= 1
-        finally:
-            k.close()
+        for h, g in gens.items():
+            k = BpfKernel(Install.from_json(rec["agents"][h], "test"))
+            try:
+                assert k.generation() == g >= 1
+            finally:
+                k.close()
         ctl.send_signal(signal.SIGKILL)
         ctl.wait(30)
         d = _cli("emulate", "down", "ctl40")

@@ -1,5 +1,6 @@
 """The failure experiment's arithmetic without root: goodput bins from cumulative timelines,
-the most loaded link of an sr solution (hand-worked on a square)."""
+the most loaded link of an sr solution (hand-worked on a square), a connection's stall, the
+timeouts it spans, and when a stall is the cut's (hit) or later congestion."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tpcstudy.emulate.experiments.failures import arc_loads, goodput_series, most_loaded_link
+from tpcstudy.emulate.experiments.failures import (
+    arc_loads,
+    goodput_series,
+    hit_by_cut,
+    most_loaded_link,
+    stall,
+    timeouts,
+)
 from tpcstudy.topology import RawEdge, build_topology
 
 
@@ -45,3 +53,37 @@ def test_payload_share_hand_worked():
     assert payload_share(1500, 40, room=72) == pytest.approx((1500 - 72 - 72) / (1500 - 72 + 40
                                                                                  + 14))
     assert payload_share(9000, 56) > 0.98 > payload_share(1500, 40) > 0.9
+
+
+def test_stall_is_the_one_recovery_time_counts():
+    from tpcstudy.emulate.experiments.failover import recovery_time
+    tl = [(9.90, 1), (9.95, 2), (10.02, 3), (10.70, 4), (10.75, 5)]  # cut at 10, gap 0.1
+    assert stall(tl, 10.0, 0.1) == pytest.approx((0.02, 0.70))
+    assert recovery_time(tl, 10.0, 12.0, 0.1) == ("ok", pytest.approx(0.70))
+    assert stall([(9.9, 1), (10.05, 2)], 10.0, 0.1) == pytest.approx((-0.1, 0.05))
+    assert stall([(9.9, 1)], 10.0, 0.1) == (pytest.approx(-0.1), float("inf"))  # never back
+    # silent from its last read on (recovery_time: lost, when the run ends a gap later)
+    assert stall([(10.01, 1), (10.05, 2)], 10.0, 0.1) == (pytest.approx(0.05), float("inf"))
+    assert stall([], 10.0, 0.1) is None
+
+
+def test_timeouts_hand_worked():
+    # RTO 0.25 s doubling: the retransmissions leave 0.25, 0.75, 1.75 s into the stall
+    assert [timeouts(x, 0.25) for x in (0.27, 0.78, 1.0, 1.8)] == [1, 2, 2, 3]
+    assert timeouts(float("inf"), 0.25) == -1 and timeouts(1.0, 0.0) == -1
+
+
+def test_a_stall_long_after_the_cut_is_not_a_hit():
+    # read through the cut (every 50 ms), then a 150 ms congestion stall 2 s after it
+    reads = [(10.0 + 0.05 * i, i) for i in range(-5, 41)] + [(12.15 + 0.05 * i, 50 + i)
+                                                           for i in range(20)]
+    assert hit_by_cut(reads, 10.0, 14.0, 0.1, 0.5) == ("later", pytest.approx(2.15),
+                                                       (pytest.approx(2.0), pytest.approx(2.15)))
+    # the same stall 0.3 s after the cut: hit, recovered 0.45 s after it
+    near = [(t, b) for t, b in reads if t <= 10.3] + [(10.45 + 0.05 * i, 100 + i)
+                                                       for i in range(10)]
+    state, v, st = hit_by_cut(near, 10.0, 14.0, 0.1, 0.5)
+    assert state == "ok" and v == pytest.approx(0.45) and st == (pytest.approx(0.3),
+                                                                pytest.approx(0.45))
+    # reads stop for good: lost, whenever they stopped
+    assert hit_by_cut(reads[:20], 10.0, 14.0, 0.1, 0.5)[0] == "not recovered"

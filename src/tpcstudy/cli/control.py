@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 from ..errors import UsageError
 from ..hostagent.maps import ON_UPDATE
 from .emulate.common import add_topology, at_least
-from .options import apply_mirror
+from .options import add_controller_options, apply_mirror
 
 USAGE_EPILOG = """examples:
   # an emulated network: its routers' link events, the agents of its hosts
@@ -50,10 +50,7 @@ def register(sub: Any) -> None:
     p.add_argument("--network", default=None,
                    help="a network started with 'tpcstudy emulate up': read its routers' link "
                         "events, and (--push local) its hosts' agents")
-    p.add_argument("--igp-delay", type=float, default=0.2, metavar="SECONDS",
-                   help="with --network: the network's IGP re-converges this long after a link "
-                        "event (every router gets the routes of the graph without the links "
-                        "down, as 'emulate failures' does; 0 to 60, default 0.2)")
+    add_controller_options(p)
     p.add_argument("--no-igp", action="store_true",
                    help="with --network: leave the routers' routes as they are (a cut link "
                         "stays a black hole for the segments routed over it)")
@@ -85,7 +82,7 @@ def register(sub: Any) -> None:
 def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of options
     from ..control.events import LineSource, NetlinkSource
     from ..control.push import CommandPush, LocalPush
-    from ..control.run import Controller, format_record, json_line
+    from ..control.run import Controller, Phases, format_record, json_line
     from ..control.tables import TableState, connected_pairs
     from ..emulate.experiments.harness import read_plan_file, topology_units
     from ..export import path_table
@@ -149,6 +146,14 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
         variant = args.variant or "exp3_lowest_completion"
     state = TableState(topo, plan, pairs, hosts, base, variant, reaction=args.reaction,
                        k=args.k, paths=args.paths)
+    if not 0 <= args.igp_delay < 60:
+        raise UsageError(f"--igp-delay {args.igp_delay}: 0 to 60 seconds")
+    phases: Any = None
+    events_here = args.events is not None or spec is None
+    if events_here:  # the real network's IGP: taken to re-converge --igp-delay after an event
+        phases = Phases.after_delay(args.controller_at, args.igp_delay)
+    elif args.no_igp:  # the emulated network's routes stay: nothing re-converges
+        phases = Phases(args.controller_at, None)
     sources: List[Any] = []
     watcher: Any = None
     igp: Any = None
@@ -163,6 +168,7 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
             if not args.no_igp:
                 igp = Igp(spec, delay=args.igp_delay,
                           log=lambda m: print(m, file=sys.stderr, flush=True))
+                phases = Phases(args.controller_at, igp.settled)
             watcher = LinkWatcher(spec)
             sources.append(NetlinkSource(watcher, igp.event if igp is not None else None))
         ctl = Controller(state, pusher, folder=Path(args.state) if args.state else None)
@@ -174,9 +180,10 @@ def cmd_control(args: argparse.Namespace) -> int:  # noqa: C901 - one flow of op
             print(json_line(r) if args.json else format_record(r), flush=True)
 
         print(f"tpcstudy control: {len(hosts)} hosts of {topo.name}, reaction {args.reaction}, "
-              f"push {args.push}; waiting for link events", file=sys.stderr, flush=True)
+              f"push {args.push}, controller at {args.controller_at}; waiting for link events",
+              file=sys.stderr, flush=True)
         try:
-            n = ctl.run(sources, stop, emit)
+            n = ctl.run(sources, stop, emit, phases=phases)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)

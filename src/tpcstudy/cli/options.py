@@ -24,7 +24,7 @@ __all__ = ["add_topology_options", "split_topo", "topo_specs", "apply_mirror",
            "add_executor_options", "checked_jobs", "parse_list", "parse_k_list", "progress",
            "add_output_options", "print_study_json", "next_steps", "out_slug", "add_out_option",
            "resolve_out", "finish_study", "Help", "RawHelp", "Parser", "deprecated_alias",
-           "checked_seeds", "MAX_SEEDS"]
+           "checked_seeds", "MAX_SEEDS", "add_controller_options"]
 
 T = TypeVar("T")
 
@@ -353,3 +353,23 @@ def deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: 
             setattr(ns, dest, value)
 
     parser.add_argument(old, dest=dest, action=_Alias, help=argparse.SUPPRESS)
+
+
+def add_controller_options(p: Any) -> None:
+    """``--controller-at`` and ``--igp-delay``: when the controller pushes relative to the IGP
+    (:mod:`tpcstudy.control.run`), for ``tpcstudy control`` and ``tpcstudy emulate failures``
+    alike (one declaration, one meaning)."""
+    from ..control.run import AT
+
+    p.add_argument("--controller-at", default="both", choices=AT,
+                   help="when the controller pushes, relative to the IGP re-converging after a "
+                        "link event: at once without the paths whose segments still route over "
+                        "the down link, then with them once the IGP has re-converged (both, "
+                        "default); only once the IGP has re-converged (igp); or at once with "
+                        "every path (event: a connection a swap moves onto such a path is in a "
+                        "black hole until the IGP re-converges)")
+    p.add_argument("--igp-delay", type=float, default=0.2, metavar="SECONDS",
+                   help="the IGP re-converges this long after a link event (0 to 60, default "
+                        "0.2): on an emulated network every router then gets the routes of the "
+                        "graph without the links down; with events from lines, the time the "
+                        "controller takes the real network's IGP to need (--controller-at)")

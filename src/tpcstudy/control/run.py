@@ -6,12 +6,33 @@ reaction's table for them (``compute_ms``), renders every host's records, pushes
 hosts whose records changed, in parallel (``push_ms``: the slowest host; ``swap_ms``: the
 slowest one-map swap), and returns the log record of the event: its detection time (wall clock,
 and ``detect_ms`` from reading the event to handling it), compute, push and swap times, the
-hosts pushed. :meth:`Controller.run` loops over event sources until ``stop`` is set (SIGTERM,
-SIGINT) or every source ended; a source's bad line stops it after the events before it.
+hosts pushed.
+
+When the controller pushes, relative to the network's IGP re-converging (``--controller-at``,
+:data:`AT`), is :class:`Phases`' decision (no I/O: events and the IGP's state in, steps out):
+
+- ``event``: each event handled at once with every weight;
+- ``igp``: the events held until the IGP has installed their routes, then handled together;
+- ``both`` (the default): each event handled at once without the paths whose segments still
+  route over a down link (``TableState.hold_unsafe``: a connection on one moves), then, once the
+  IGP has re-converged after the last of them, one *settle* step: the same paths in the same
+  slots followed by those (so no connection moves; new ones use every path).
+
+"The IGP has re-converged" is the emulated IGP's word
+(:meth:`tpcstudy.emulate.network.igp.Igp.settled`) when the controller plays it
+(``--network``), else ``--igp-delay`` seconds after the event (the operator's bound for their
+network's IGP); with no IGP at all (``--no-igp``) it never happens (``both`` keeps the held
+weights at 0, ``igp`` is refused). :class:`Loop` is the one loop over event sources
+(``tpcstudy control`` and ``tpcstudy emulate failures``): it reads the sources (an emulated
+network's :class:`~.events.NetlinkSource` hands every event to the IGP first), feeds
+:class:`Phases` and has the :class:`Controller` carry out its steps, until ``stop`` is set
+(SIGTERM, SIGINT) or every source ended; a source's bad line stops it after the events before
+it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import shutil
@@ -20,13 +41,18 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..export import write_paths
+from ..errors import UsageError
 from .events import Event
-from .tables import TableState
 
-__all__ = ["Controller", "format_record"]
+if TYPE_CHECKING:
+    from .tables import TableState
+
+__all__ = ["Controller", "format_record", "Phases", "Step", "Loop", "AT", "json_line"]
+
+#: When the controller handles a link event (``--controller-at``; module docstring).
+AT = ("both", "igp", "event")
 
 
 def _wall(mono: float) -> str:
@@ -36,11 +62,13 @@ def _wall(mono: float) -> str:
 
 def format_record(rec: Dict[str, Any]) -> str:
     """One log line of an event (the ``--json`` line's fields, as text)."""
-    ev = ", ".join(f"{e['kind']} {e['link']}" for e in rec["events"])
+    ev = ", ".join(f"{e['kind']} {e['link']}".rstrip() for e in rec["events"])
     if rec.get("unchanged"):
         return f"{rec['detected_at']} {ev}: no change to the links down"
     err = f"; FAILED: {rec['failed']}" if rec.get("failed") else ""
-    return (f"{rec['detected_at']} {ev} ({rec['events'][0]['source']}): links down "
+    src = rec["events"][0]["source"]
+    head = f"{ev} ({src})" if src != rec["events"][0]["kind"] else f"{ev}, the held paths back"
+    return (f"{rec['detected_at']} {head}: links down "
             f"{rec['down'] or 'none'}; detect {rec['detect_ms']:.1f} ms, compute "
             f"{rec['compute_ms']:.1f} ms ({rec['reaction']}), push {rec['push_ms']:.1f} ms to "
             f"{len(rec['pushed'])}/{rec['hosts']} hosts, swap {rec['swap_ms']:.3f} ms; total "
@@ -108,6 +136,7 @@ class Controller:
             self.generation += 1
             assert self.folder is not None
             folder = self.folder / f"gen-{self.generation}"
+            from ..export import write_paths  # a command push only (keeps the CLI's parser light)
             write_paths(table, folder, formats="bpf", variant=st.variant)
         results: List[Dict[str, Any]] = []
         if pushed:
@@ -134,24 +163,135 @@ class Controller:
         except Exception as e:  # noqa: BLE001 - one host's failure is logged, not fatal
             return {"host": host, "ok": False, "error": str(e)[:200]}
 
+    def step(self, step: "Step") -> Dict[str, Any]:
+        """Carry out one of :class:`Phases`' steps; returns its log record."""
+        hold = self.state.hold_unsafe
+        try:
+            self.state.hold_unsafe = step.hold
+            if step.kind == "settle":
+                return self.refresh("igp re-converged")
+            return self.handle(step.events)
+        finally:
+            self.state.hold_unsafe = hold
+
     def run(self, sources: Sequence[Any], stop: threading.Event,
-            emit: Callable[[Dict[str, Any]], None], *, poll: float = 0.05) -> int:
-        """Loop until ``stop`` or every source ended; returns the events handled."""
-        n = 0
+            emit: Callable[[Dict[str, Any]], None], *, poll: float = 0.05,
+            phases: Optional["Phases"] = None) -> int:
+        """Loop until ``stop`` or every source ended (:class:`Loop`; ``phases`` default: each
+        event at once); returns the events handled."""
+        loop = Loop(sources, self, phases=phases, poll=poll)
+        loop.run(stop, emit)
+        return loop.handled
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """What the controller does now: ``handle`` ``events`` (one recomputation), or ``settle``
+    (recompute for the links down now and push what changed); ``hold``: the paths whose
+    segments still route over a down link are left out of the table pushed."""
+
+    kind: str
+    events: Tuple[Event, ...] = ()
+    hold: bool = False
+
+
+class Phases:
+    """When link events are handled relative to the IGP (module docstring). ``settled(since)``
+    says whether the IGP has installed the routes of every event read before ``since``
+    (``time.monotonic``); None: it never re-converges."""
+
+    def __init__(self, at: str = "event",
+                 settled: Optional[Callable[[float], bool]] = None) -> None:
+        if at not in AT:
+            raise UsageError(f"--controller-at {at!r}: choose from {', '.join(AT)}")
+        if at == "igp" and settled is None:
+            raise UsageError("--controller-at igp waits for the IGP to re-converge, and none "
+                             "does here (--no-igp): use both or event")
+        self.at, self.settled = at, settled
+        self.pending: List[Event] = []   # read, not handled yet (at igp)
+        self.unsettled: List[float] = []  # handled with held weights (at both), times read
+
+    @classmethod
+    def after_delay(cls, at: str, delay: float,
+                    clock: Callable[[], float] = time.monotonic) -> "Phases":
+        """The IGP taken to have re-converged ``delay`` seconds after each event (no emulated
+        IGP to ask: the operator's bound, ``--igp-delay``)."""
+        return cls(at, lambda since: clock() >= since + delay)
+
+    @property
+    def busy(self) -> bool:
+        """Waiting for the IGP (poll the sources more often)."""
+        return bool(self.pending or self.unsettled)
+
+    def steps(self, events: Sequence[Event]) -> List[Step]:
+        """The steps due now, given the events just read (possibly none)."""
+        out: List[Step] = []
+        if self.at == "igp":
+            self.pending += list(events)
+            if self.pending and self._settled(max(e.at for e in self.pending)):
+                out.append(Step("handle", tuple(self.pending)))
+                self.pending = []
+            return out
+        hold = self.at == "both"
+        for e in events:  # each event its own recomputation, in the order read
+            out.append(Step("handle", (e,), hold=hold))
+            if hold:
+                self.unsettled.append(e.at)
+        if self.unsettled and self._settled(max(self.unsettled)):
+            self.unsettled = []
+            out.append(Step("settle"))
+        return out
+
+    def _settled(self, since: float) -> bool:
+        return self.settled is not None and bool(self.settled(since))
+
+
+class Loop:
+    """The controller's loop over event ``sources`` (module docstring). Without a
+    ``controller`` it only reads them (an emulated network's events still reach its IGP).
+    ``events``: every event read; ``records``: every step's log record; ``handled``: the
+    events handled."""
+
+    def __init__(self, sources: Sequence[Any], controller: Optional[Controller] = None, *,
+                 phases: Optional[Phases] = None, poll: float = 0.05,
+                 busy_poll: float = 0.005, drain: float = 60.0) -> None:
+        self.sources, self.controller = list(sources), controller
+        self.phases = phases or Phases("event")
+        self.poll, self.busy_poll, self.drain = poll, busy_poll, drain
+        self.events: List[Event] = []
+        self.records: List[Dict[str, Any]] = []
+        self.handled = 0
+
+    def run(self, stop: threading.Event,
+            emit: Callable[[Dict[str, Any]], None] = lambda r: None) -> None:
+        """Until ``stop`` or every source ended and no step is still due (waiting at most
+        ``drain`` seconds for an IGP to re-converge after the last event: ``--events`` lines
+        ending with ``both`` still push the held weights)."""
+        drain_end: Optional[float] = None
         while not stop.is_set():
-            live = [s for s in sources if not s.eof]
-            if not live:
-                break
+            live = [s for s in self.sources if not s.eof]
+            wait = self.busy_poll if self.phases.busy else self.poll
             evs: List[Event] = []
+            if not live:
+                if not (self.controller is not None and self.phases.busy
+                        and self.phases.settled is not None):
+                    break
+                drain_end = drain_end or time.monotonic() + self.drain
+                if time.monotonic() > drain_end:
+                    break
+                time.sleep(wait)
             for s in live:
-                evs += s.poll(poll / len(live))
-            for e in evs:  # each event its own recomputation, in the order read
-                emit(self.handle([e]))
-                n += 1
+                evs += s.poll(wait / len(live))
+            self.events += evs
+            if self.controller is not None:
+                for step in self.phases.steps(evs):
+                    rec = self.controller.step(step)
+                    self.records.append(rec)
+                    self.handled += len(step.events)
+                    emit(rec)
             err = [s for s in live if getattr(s, "error", None)]
             if err:
                 raise err[0].error
-        return n
 
 
 def json_line(rec: Dict[str, Any]) -> str:

@@ -90,9 +90,12 @@ def transition_safe(table: PathTable, failed: Topology, routed: Topology,
     shortest path on the failed graph with every router a waypoint (each segment one link, so
     every routing sends it the same way), when it has at most the SRH's 9 segments. A connection
     the swap moves goes to its entry's first valid slot: one that is not a black hole. With
-    ``hold_unsafe`` the other paths keep their slots but weigh 0 (a weighted draw, ``rehash``
-    or WRR, never picks them) until a later table, the same paths with their weights, is
-    pushed once the IGP has re-converged."""
+    ``hold_unsafe`` the other paths are left out (when the entry has a weighted safe path) until
+    a later table, the same safe paths in the same slots followed by the others, is pushed once
+    the IGP has re-converged: no slot of the held table routes over a down link, so the agent
+    keeps no connection on one (it keeps a connection whose slot holds the same SRH, whatever
+    that slot's weight: a path held at weight 0 in its old slot would keep its connections in
+    the black hole), and the later table moves no connection."""
     bad = {a for a in range(2 * routed.num_links)
            if _key(int(routed.arc_src[a]), int(routed.arc_dst[a])) in down}
     entries = []
@@ -107,7 +110,7 @@ def transition_safe(table: PathTable, failed: Topology, routed: Topology,
                 safe = [PathRecord(nodes, [table.plan.loopback(w) for w in hops], hops,
                                    p0.bw_mbps, p0.delay_ms, p0.igp_cost, weight=p0.weight)]
         if hold_unsafe and any(p.weight > 0 for p in safe):
-            rest = [dataclasses.replace(p, weight=0.0) for p in rest]
+            rest = []
         entries.append(Entry(e.source, e.destination, e.prefix, (safe + rest)[:8]))
     return dataclasses.replace(table, entries=entries,
                                meta={**table.meta, "order": "transition-safe paths first"})
@@ -185,7 +188,7 @@ class TableState:
     transition_safe: bool = True
     #: Replace only the entries a down link affects (:func:`keep_unaffected`).
     only_affected: bool = True
-    #: Until :meth:`settle`: the paths not transition-safe weigh 0 (:func:`transition_safe`).
+    #: The paths not transition-safe left out (:func:`transition_safe`; the controller's ``both``).
     hold_unsafe: bool = False
     down: Set[Link] = dataclasses.field(default_factory=set)
     records: Dict[str, Records] = dataclasses.field(default_factory=dict)

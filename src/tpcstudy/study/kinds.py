@@ -157,7 +157,8 @@ _ALL = (
        "scenario reaction draw heavy seed cut at connections hit recovered lost "
        "recovery_median_s recovery_p99_s recovery_s goodput_before goodput_2s lp_intact "
        "lp_reoptimised ratio_2s series igp_ms detect_ms control_ms compute_ms push_ms swap_ms "
-       "pushed agent_counters mtu payload_intact payload_failed link_mbps cpu_busy status error",
+       "pushed agent_counters stalls mtu payload_intact payload_failed link_mbps cpu_busy status "
+       "error",
        "scenario reaction draw", "emulation-failures", _E + "failures:summary_line",
        _P + "emulation_failures:plot_failure_experiment"),
     _k("emulate-mptcp",

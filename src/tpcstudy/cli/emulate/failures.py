@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import UsageError
 from ...hostagent.maps import ON_UPDATE
-from ..options import RawHelp, apply_mirror
+from ..options import RawHelp, add_controller_options, apply_mirror
 from .common import add_network, add_output, add_topology, at_least, log, positive, run
 
 HELP = "a link fails under live TCP: no reaction, the hosts' NRTOChanger, the controller"
@@ -43,26 +43,22 @@ def register(sub: Any) -> None:
                    help="seconds measured after the cut (default 6)")
     f.add_argument("--reactions", default="none,hosts,controller",
                    help="comma-separated, each in its own draws (default none,hosts,controller)")
-    f.add_argument("--igp-delay", type=float, default=0.2,
-                   help="seconds from the link event to the routers' new routes (default 0.2)")
     f.add_argument("--rto-count", type=at_least(1), default=1,
                    help="the hosts reaction's NRTOChanger N (default 1)")
     f.add_argument("--gap-ms", type=positive(), default=100.0,
                    help="a stall at least this long after the cut marks a hit connection "
                         "(default 100)")
+    f.add_argument("--hit-within", type=positive(), default=0.5, metavar="SECONDS",
+                   help="a connection is hit by the cut when its stall begins at most this long "
+                        "after it; a later stall is congestion, not counted (default 0.5: the "
+                        "queues downstream of the cut drain within it)")
     f.add_argument("--connections", type=at_least(1), default=None,
                    help="TCP connections per pair the LP serves (default 2; six-paths: 4)")
     f.add_argument("--on-update", default="rehash", choices=tuple(ON_UPDATE),
                    help="the controller's pushes: a connection whose path the new table removed "
                         "moves at once to a path drawn by the new weights (rehash, default), to "
                         "its entry's first valid path (repath), or at its next RTO (keep)")
-    f.add_argument("--controller-at", default="both", choices=("both", "igp", "event"),
-                   help="the controller handles a link event at once with the paths whose "
-                        "segments still route over the cut at weight 0, and pushes their "
-                        "weights once the IGP has re-converged (both, default); only once the "
-                        "IGP has re-converged (igp); or at once with every weight (event: a "
-                        "connection a swap moves onto such a path is in a black hole until "
-                        "the IGP re-converges)")
+    add_controller_options(f)
     f.add_argument("--controller-scope", default="affected", choices=("affected", "all"),
                    help="the entries the controller replaces: those whose paths cross a down "
                         "link (affected, default) or every entry, the reoptimised LP's split of "
@@ -92,6 +88,7 @@ def cmd(args: argparse.Namespace) -> int:
     st = FailuresSettings(reactions=tuple(x.strip() for x in args.reactions.split(",")),
                           cut=cut, at=args.at, observe=args.observe, igp_delay=args.igp_delay,
                           rto_count=args.rto_count, gap_ms=args.gap_ms,
+                          hit_within=args.hit_within,
                           per_pair=per_pair, on_update=args.on_update,
                           controller_at=args.controller_at,
                           controller_scope=args.controller_scope)

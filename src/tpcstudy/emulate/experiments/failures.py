@@ -17,7 +17,8 @@ task, measured in its own draws on the same network:
 
 Per connection: **recovery** = first data the receiver read after a stall of at least
 ``--gap-ms`` following the cut, minus the cut time (the first new data acknowledged); a
-connection that never stalled was not hit; one with no data after the cut, or an error, is
+connection that never stalled, or whose stall began more than ``--hit-within`` after the cut
+(congestion, not the cut), was not hit; one with no data after the cut, or an error, is
 **lost**. Goodput over time (the receivers' bytes per 100 ms bin, in link units) beside the
 intact LP and the reoptimised LP of the failed graph; ``ratio_2s`` = goodput in the 2 s after the
 cut / the reoptimised LP. After each task the link comes back and every router's intact routes
@@ -35,9 +36,9 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...control.events import Event
+from ...control.events import NetlinkSource
 from ...control.push import LocalPush
-from ...control.run import Controller
+from ...control.run import AT, Controller, Loop, Phases
 from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
@@ -64,7 +65,8 @@ from .repeats import Metric
 from .throughput import lp_solution
 
 __all__ = ["KIND", "COLUMNS", "KEY", "REACTIONS", "FailuresSettings", "Failures", "most_loaded_link",
-           "goodput_series", "summary_line", "format_failures"]
+           "goodput_series", "summary_line", "format_failures", "stall", "hit_by_cut",
+           "timeouts"]
 
 KIND = "emulate-failures"
 COLUMNS = list(KINDS[KIND].columns)
@@ -87,6 +89,10 @@ class FailuresSettings:
     igp_delay: float = 0.2
     rto_count: int = 1
     gap_ms: float = 100.0
+    #: A connection is hit when its stall begins at most this long after the cut (the data
+    #: past the cut drains from the queues downstream of it within that; a later stall of a
+    #: connection that read through the cut is congestion).
+    hit_within: float = 0.5
     per_pair: int = 2
     k: int = 4
     #: The controller's pushes: what a swap does to a connection whose path it removed.
@@ -95,7 +101,7 @@ class FailuresSettings:
     #: path of the new table then works, so the moved connections can spread over all of
     #: them), at once ("event": before the IGP, a path whose segments' routes still cross
     #: the cut is a black hole for the connections a swap moves onto it), or both ("both": at
-    #: once with those paths at weight 0, then their weights once the IGP has re-converged).
+    #: once without those paths, then with them once the IGP has re-converged).
     controller_at: str = "both"
     #: The entries the controller replaces: those whose paths cross a down link ("affected"),
     #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
@@ -108,10 +114,13 @@ class FailuresSettings:
                              f"{', '.join(REACTIONS)}")
         if not (self.at > 0 and self.observe > 2):
             raise UsageError("--at must be > 0 and --observe > 2 s")
+        if not self.hit_within > 0:
+            raise UsageError(f"--hit-within {self.hit_within}: > 0 s")
         if self.controller_scope not in ("affected", "all"):
             raise UsageError(f"--controller-scope {self.controller_scope!r}: affected or all")
-        if self.controller_at not in ("igp", "event", "both"):
-            raise UsageError(f"--controller-at {self.controller_at!r}: igp, event or both")
+        if self.controller_at not in AT:
+            raise UsageError(f"--controller-at {self.controller_at!r}: choose from "
+                             f"{', '.join(AT)}")
         if self.on_update not in ON_UPDATE:
             raise UsageError(f"--on-update {self.on_update!r}: choose from "
                              f"{', '.join(ON_UPDATE)}")
@@ -142,6 +151,44 @@ def most_loaded_link(topo: Topology, res: Any, avoid: Sequence[str] = ()) -> Tup
                  and int(topo.arc_dst[a]) not in bad), order[0])
     u, v = int(topo.arc_src[pick]), int(topo.arc_dst[pick])
     return (u, v) if u < v else (v, u)
+
+
+def stall(timeline: Sequence[Sequence[float]], t_cut: float, gap: float
+          ) -> Optional[Tuple[float, float]]:
+    """The stall :func:`~.failover.recovery_time` counts: ``(last read before it, first read
+    after it)`` relative to ``t_cut``, for the first silence of at least ``gap`` seconds that
+    ends after the cut, or ``(last read, inf)`` when the reads stop (a lost connection); None
+    without a read."""
+    times = sorted(float(t) for t, _ in timeline)
+    prev = max((t for t in times if t <= t_cut), default=None)
+    for t in (t for t in times if t > t_cut):
+        if prev is not None and t - prev >= gap:
+            return prev - t_cut, t - t_cut
+        prev = t
+    return (prev - t_cut, math.inf) if prev is not None else None
+
+
+def hit_by_cut(timeline: Sequence[Sequence[float]], t_cut: float, end: float, gap: float,
+               within: float) -> Tuple[str, float, Optional[Tuple[float, float]]]:
+    """``(state, recovery, stall)``: :func:`~.failover.recovery_time`'s state and seconds, and
+    :func:`stall`; the state is ``"later"`` instead of ``"ok"`` when the stall began more than
+    ``within`` seconds after the cut (congestion on a connection that read through the cut:
+    the data past the cut drains from the queues downstream of it sooner)."""
+    state, v = recovery_time(timeline, t_cut, end, gap)
+    st = stall(timeline, t_cut, gap)
+    if state == "ok" and st is not None and st[0] > within:
+        return "later", v, st
+    return state, v, st
+
+
+def timeouts(stall_s: float, rto_s: float) -> int:
+    """How many retransmission timeouts, each twice the last from ``rto_s`` (RFC 6298 back-off),
+    fit in a stall of ``stall_s`` seconds before its retransmission got through: the k with
+    ``rto (2^k - 1)`` closest to the stall (the last one's retransmission and its ACK take
+    an RTT more: a stall is an estimate, not a count)."""
+    if not (rto_s > 0 and math.isfinite(stall_s)):
+        return -1
+    return max(1, int(round(math.log2(stall_s / rto_s + 1.0))))
 
 
 def goodput_series(timelines: Sequence[Sequence[Tuple[float, int]]], t0: float, end: float,
@@ -192,52 +239,25 @@ def _agent_counters(emu: Emulation) -> Dict[str, int]:
 
 
 class _Reactor(threading.Thread):
-    """Reads the routers' link events and hands them to the IGP and the controller."""
+    """The controller's loop (:class:`~tpcstudy.control.run.Loop`, as ``tpcstudy control
+    --network`` runs it) in a thread: the routers' link events to the IGP, then, with a
+    controller, to its phases (``--controller-at``)."""
 
     def __init__(self, watcher: LinkWatcher, igp: Optional[Igp], ctl: Optional[Controller],
-                 log: Log, *, after_igp: bool = False, settle: bool = False) -> None:
+                 at: str) -> None:
         super().__init__(daemon=True)
-        self.watcher, self.igp, self.ctl, self.log = watcher, igp, ctl, log
-        #: Hand the events to the controller once the IGP has installed their routes.
-        self.after_igp = after_igp and igp is not None
-        #: Once the IGP has re-converged, push the weights held back (TableState.hold_unsafe).
-        self.settle = settle and igp is not None and ctl is not None
-        self.unsettled: List[float] = []
-        self.pending: List[Event] = []
+        phases = Phases(at, igp.settled if igp is not None else None) if ctl is not None \
+            else None
+        self.loop = Loop([NetlinkSource(watcher, igp.event if igp is not None else None)], ctl,
+                         phases=phases)
         self.stop = threading.Event()
-        self.records: List[Dict[str, Any]] = []
-        self.events: List[Any] = []
         self.error = ""
 
     def run(self) -> None:
         try:
-            while not self.stop.is_set():
-                for e in self.watcher.poll(0.005 if self.pending or self.unsettled else 0.05):
-                    self.events.append(e)
-                    if self.igp is not None:
-                        self.igp.event(e.kind, e.u, e.v, at=e.at)
-                    if self.ctl is not None:
-                        self.pending.append(Event(e.kind, e.u, e.v, e.at,
-                                                  f"netlink {e.netns}/{e.interface}"))
-                if self.ctl is not None and self.pending and (
-                        not self.after_igp or self._converged()):
-                    evs, self.pending = self.pending, []
-                    self.records.append(self.ctl.handle(evs))
-                    if self.settle:
-                        self.unsettled.append(max(e.at for e in evs))
-                if self.unsettled and self.igp is not None and self.ctl is not None \
-                        and self.igp.settled(max(self.unsettled)):
-                    self.unsettled = []
-                    self.ctl.state.hold_unsafe = False
-                    self.records.append(self.ctl.refresh("igp re-converged"))
-                    self.ctl.state.hold_unsafe = True
+            self.loop.run(self.stop)
         except Exception as exc:  # noqa: BLE001 - reported in the row
             self.error = str(exc)[:200]
-
-    def _converged(self) -> bool:
-        """The IGP has installed the routes of every event read so far."""
-        assert self.igp is not None
-        return self.igp.settled(max(e.at for e in self.pending))
 
 
 class Failures(Experiment):
@@ -368,12 +388,10 @@ class Failures(Experiment):
         if reaction == "controller":
             state = TableState(self.topology, spec.plan, self.pairs, list(emu.agents),
                                self.paths, BPF_VARIANT, reaction="reoptimised", k=st.k,
-                               only_affected=st.controller_scope == "affected",
-                               hold_unsafe=st.controller_at == "both")
+                               only_affected=st.controller_scope == "affected")
             ctl = Controller(state, LocalPush(emu.agents, save=False, on_update=st.on_update))
         watcher = LinkWatcher(spec)
-        reactor = _Reactor(watcher, igp, ctl, log, after_igp=st.controller_at == "igp",
-                           settle=st.controller_at == "both")
+        reactor = _Reactor(watcher, igp, ctl, st.controller_at)
         flows = [Transfer(c.id, c.source, c.destination, cgroup=str(emu.cgroup(c.source)),
                           timeline=True) for c in self.placement.connections]
         ns, lines = link_down_lines(spec, *self.link)
@@ -401,16 +419,35 @@ class Failures(Experiment):
         t_cut = tr.actions["cut"]
         end = tr.times["stop"]
         rec_s, lost, hit = [], 0, 0
+        stalls: List[List[Any]] = []
+        by_id = {c.id: c for c in self.placement.connections}
         for f in flows:
             r = tr.transfers[f.id]
-            state_, v = recovery_time(r.timeline, t_cut, end, st.gap_ms / 1000.0)
+            state_, v, gap = hit_by_cut(r.timeline, t_cut, end, st.gap_ms / 1000.0,
+                                        st.hit_within)
+            later = state_ == "later"
             if r.error or state_ == "not recovered":
                 lost += 1
                 hit += 1
                 rec_s.append(math.inf)
-            elif state_ == "ok":
+            elif state_ == "ok" and not later:
                 hit += 1
                 rec_s.append(v)
+            elif not later:
+                continue
+            # per stalled connection: its pair, the stall (last read before, first after, from
+            # the cut), the sender's RTO and smoothed RTT at the end, the segments it
+            # retransmitted over the run, the timeouts the stall spans (an estimate), and
+            # whether it counts as hit (0: a stall beginning after --hit-within)
+            info = r.tcp_info
+            rto = info.get("rto_us", 0) / 1e6
+            c = by_id[f.id]
+            stalls.append([f.id, c.source, c.destination,
+                           round(gap[0], 4) if gap else None,
+                           round(gap[1], 4) if gap and math.isfinite(gap[1]) else "inf",
+                           round(rto * 1e3, 1), round(info.get("rtt_us", 0) / 1e3, 1),
+                           int(info.get("total_retrans", 0)),
+                           timeouts(gap[1] - gap[0], rto) if gap else -1, int(not later)])
         rec_sorted = sorted(rec_s)
         series = goodput_series([tr.transfers[f.id].timeline for f in flows], t_cut - st.at,
                                 end)
@@ -422,7 +459,8 @@ class Failures(Experiment):
         g2 = units(float(np.mean(after))) if after else math.nan
         igp_ms = ((igp.history[0].installed_at - t_cut) * 1e3
                   if igp is not None and igp.history else math.nan)
-        ctl_rec = next((x for x in reactor.records if not x.get("unchanged")), None)
+        seen = reactor.loop.events
+        ctl_rec = next((x for x in reactor.loop.records if not x.get("unchanged")), None)
         share_i, share_f = self.payload_shares(spec.mtu, reaction)
         n = self.topology.names
         row: Row = {
@@ -440,8 +478,7 @@ class Failures(Experiment):
             "ratio_2s": round(g2 / lp_f, 6) if lp_f > 0 else math.nan,
             "series": json.dumps([round(units(x), 4) for x in series]),
             "igp_ms": round(igp_ms, 1),
-            "detect_ms": round((reactor.events[0].at - t_cut) * 1e3, 1) if reactor.events
-            else math.nan,
+            "detect_ms": round((seen[0].at - t_cut) * 1e3, 1) if seen else math.nan,
             "control_ms": round((ctl_rec["done_mono"] - t_cut) * 1e3, 1) if ctl_rec
             else math.nan,
             "compute_ms": ctl_rec.get("compute_ms", math.nan) if ctl_rec else math.nan,
@@ -449,6 +486,7 @@ class Failures(Experiment):
             "swap_ms": ctl_rec.get("swap_ms", math.nan) if ctl_rec else math.nan,
             "pushed": len(ctl_rec.get("pushed", [])) if ctl_rec else 0,
             "agent_counters": json.dumps(moved, sort_keys=True),
+            "stalls": json.dumps(stalls),
             "mtu": spec.mtu, "payload_intact": round(share_i, 4),
             "payload_failed": round(share_f, 4),
             "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
