@@ -87,7 +87,8 @@ class HighsModel(ModelBase):
         h.setOptionValue("random_seed", 0)
         self._simplex = simplex
         self._solved = False
-        self._codes = sorted(highspy.HighsBasisStatus.__members__.values(), key=int)
+        self._codes = np.array(sorted(highspy.HighsBasisStatus.__members__.values(), key=int),
+                               dtype=object)
         for key, value in (options or {}).items():
             if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
                 raise UsageError(f"highs: bad option {key}={value!r}")
@@ -171,10 +172,9 @@ class HighsModel(ModelBase):
         if (c.size and (c.min() < 0 or c.max() >= len(self._codes))) or \
                 (r.size and (r.min() < 0 or r.max() >= len(self._codes))):
             raise UsageError("set_basis: a status outside 0..4")
-        codes = self._codes
         b = self._hs.HighsBasis()
-        b.col_status = [codes[x] for x in c.tolist()]
-        b.row_status = [codes[x] for x in r.tolist()]
+        b.col_status = self._codes[c].tolist()  # (status objects picked in one step)
+        b.row_status = self._codes[r].tolist()
         b.alien, b.valid = True, True  # (faster on the failures' LPs than a basis taken as
         # it is, 2 to 3x on Kdl's: HiGHS forms and factors it here, once)
         if self._h.setBasis(b) == self._hs.HighsStatus.kError:

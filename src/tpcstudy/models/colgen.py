@@ -87,10 +87,11 @@ def _stack(parts: Sequence[Rows]) -> Rows:
 
 
 class _ArcKeys(Sequence[Key]):
-    """Concrete paths' keys (their arc ids) read from their usage rows when asked."""
+    """Concrete paths' keys (their arc ids, renumbered by ``amap``) read from their usage rows
+    when asked."""
 
-    def __init__(self, ptr: np.ndarray, ind: np.ndarray) -> None:
-        self.ptr, self.ind = ptr, ind
+    def __init__(self, ptr: np.ndarray, ind: np.ndarray, amap: np.ndarray) -> None:
+        self.ptr, self.ind, self.amap = ptr, ind, amap
 
     def __len__(self) -> int:
         return len(self.ptr) - 1
@@ -98,7 +99,7 @@ class _ArcKeys(Sequence[Key]):
     def __getitem__(self, j: Any) -> Any:
         if isinstance(j, slice):
             return [self[i] for i in range(*j.indices(len(self)))]
-        return tuple(self.ind[self.ptr[j]:self.ptr[j + 1]].tolist())
+        return tuple(self.amap[self.ind[self.ptr[j]:self.ptr[j + 1]]].tolist())
 
 
 class _Pool:
@@ -244,12 +245,14 @@ class Snapshot:
         out = hit if only is None else hit | ~np.asarray(only, dtype=bool)
         ghost = np.flatnonzero(out & self.in_lp)
         keep = np.flatnonzero(~out)
-        kptr, kind, kval = _take(u, keep)
-        kept: Rows = (kptr, amap[kind], kval)
+        arc_rows = np.empty(m2_new, dtype=np.int64)
+        arc_rows[amap[alive]] = np.flatnonzero(alive)
+        # the pool's usage is by LP row, the old network's arc ids: a kept column's as it is
+        kept = _take(u, keep)
         keys: Sequence[Key]
         order = keep
         if recompute is None:  # a concrete path's key is its arcs: renumbered, read when asked
-            keys = _ArcKeys(kptr, kept[1])
+            keys = _ArcKeys(kept[0], kept[1], amap)
         else:
             keys = [self.keys[j] for j in keep.tolist()]
             again = np.flatnonzero(hit if only is None else hit & np.asarray(only, dtype=bool))
@@ -258,16 +261,15 @@ class Snapshot:
                 live = np.flatnonzero(np.diff(new[0]) > 0)
                 again = again[live]
                 order = np.concatenate([keep, again])
-                kept = _stack([kept, _take(new, live)])
+                nptr, nind, nval = _take(new, live)
+                kept = _stack([kept, (nptr, arc_rows[nind], nval)])
                 keys = keys + [self.keys[j] for j in again.tolist()]
         in_lp = self.in_lp[order] & ~out[order]
         cols = ghost_cols = None
         if self.cols is not None:  # a recomputed column: a new one, at zero
             cols = np.where(out[order], np.int8(0), self.cols[order])
             ghost_cols = self.cols[ghost]
-        arc_rows = np.empty(m2_new, dtype=np.int64)
-        arc_rows[amap[alive]] = np.flatnonzero(alive)
-        usage = csr_matrix((kept[2], kept[1], kept[0]), shape=(len(order), m2_new))
+        usage = csr_matrix((kept[2], kept[1], kept[0]), shape=(len(order), len(amap)))
         return Start(Snapshot(keys, self.owner[order], usage, in_lp, cols, None, self.pairs,
                               self.demands),
                      _take(u, ghost), self.owner[ghost], ghost_cols, self.rows, arc_rows,
@@ -277,8 +279,9 @@ class Snapshot:
 @dataclasses.dataclass
 class Start:
     """A column generation's start from a solution on the network before some links were
-    removed (:meth:`Snapshot.carry`). ``pool``: the columns usable now (usage on the new
-    arcs; ``in_lp``: those of the old final LP; ``cols``: their basis statuses). The LP's
+    removed (:meth:`Snapshot.carry`). ``pool``: the columns usable now (usage by LP row, the
+    old network's arcs; ``in_lp``: those of the old final LP; ``cols``: their basis
+    statuses). The LP's
     capacity rows stay the old network's arcs (``arc_rows``: each new arc's row;
     ``dead_rows``: the removed arcs', at capacity 0); ``ghosts``: the old LP's columns that
     crossed a removed arc (usage on those rows, pairs ``ghost_owner``, basis statuses
@@ -351,17 +354,32 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     clock = p.clock
     t0 = time.perf_counter()
     deadline = None if p.time_limit is None else t0 + p.time_limit
-    m2, npairs = p.m2, p.npairs
-    pool = _Pool(m2)
+    npairs = p.npairs
+    rows_of = None  # a start: the pool's usage is by LP row (the old network's arcs)
     if start is not None:  # the old network's capacity rows, the removed arcs' at 0
         cap = np.zeros(len(start.arc_rows) + len(start.dead_rows))
         cap[start.arc_rows] = p.capacity
         p.arc_rows, p.row_capacity = start.arc_rows, cap
+        rows_of = start.arc_rows
+    pool = _Pool(p.capacity_rows)
+
+    def usage(keys: List[Key]) -> Any:
+        """Columns' usage as the pool holds it."""
+        got = columns(keys)
+        if rows_of is None:
+            return got
+        from scipy.sparse import csr_matrix
+
+        got = got.tocsr()
+        return csr_matrix((got.data, rows_of[got.indices], got.indptr),
+                          shape=(got.shape[0], p.capacity_rows))
+
+    if start is not None:
         pool.add(start.pool.owner, start.pool.keys, start.pool.usage)
     owner0 = [i for i, q in enumerate(first) if q is not None] + [i for i, _ in more]
     keys0: List[Key] = [q for q in first if q is not None] + [q for _, q in more]
     if keys0:
-        pool.add(owner0, keys0, columns(keys0))
+        pool.add(owner0, keys0, usage(keys0))
     t0 = clock.add("paths", t0)
     lp = p.new_model()
     order: List[int] = []  # pool index of each LP column after the ghosts
@@ -371,7 +389,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         idx = np.sort(idx)
         pool.in_lp[idx] = True
         order.extend(idx.tolist())
-        p.add_usage(lp, pool.rows(idx), pool.owner[idx])
+        p.add_usage(lp, pool.rows(idx), pool.owner[idx], mapped=rows_of is not None)
 
     if start is not None:
         ghosts = len(start.ghosts[0]) - 1
@@ -397,9 +415,9 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         iterations += 1
         if not res.ok:
             return p.failed(label, res, iterations)
-        y, z = p.duals(res.duals)
+        y_rows, y, z = p.duals(res.duals)  # y: by arc of p.topo, for the oracle
         waiting = np.flatnonzero(~pool.in_lp)
-        reduced = pool.prices(y)[waiting] - (1.0 - z[pool.owner[waiting]])
+        reduced = pool.prices(y_rows)[waiting] - (1.0 - z[pool.owner[waiting]])
         neg = reduced < -PRICE_TOL
         entering, reduced = waiting[neg], reduced[neg]
         if not len(entering) and price is not None:
@@ -417,7 +435,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
             t0 = clock.add("pricing", t0)
             if new_keys:
                 at = len(pool)
-                pool.add(new_owner, new_keys, columns(new_keys))
+                pool.add(new_owner, new_keys, usage(new_keys))
                 t0 = clock.add("paths", t0)
                 entering = np.arange(at, len(pool))
                 reduced = red[np.asarray(new_owner, dtype=np.int64)]

@@ -202,16 +202,16 @@ class Problem:
             ptr = ptr + np.arange(n + 1)
         lp.add_columns(np.ones(n), ptr, ind, val, None if upper is None else np.full(n, upper))
 
-    def duals(self, duals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """``(y, z)``: each arc's capacity dual and each pair's demand dual (zero without
-        demand rows), both ``>= 0``, from an optimal LP's row duals."""
+    def duals(self, duals: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(y_rows, y, z)``: each capacity row's dual, each arc's (the same without
+        :attr:`arc_rows`) and each pair's demand dual (zero without demand rows), all ``>= 0``,
+        from an optimal LP's row duals."""
         c = self.capacity_rows
-        y = np.maximum(np.asarray(duals[:c]), 0.0)
-        if self.arc_rows is not None:
-            y = y[self.arc_rows]
+        y_rows = np.maximum(np.asarray(duals[:c]), 0.0)
+        y = y_rows if self.arc_rows is None else y_rows[self.arc_rows]
         z = (np.maximum(np.asarray(duals[c:]), 0.0) if self.demands is not None
              else np.zeros(self.npairs))
-        return y, z
+        return y_rows, y, z
 
     def remaining(self, deadline: Optional[float]) -> Optional[float]:
         """Seconds left before ``deadline`` for the next solve (at least 10 ms)."""
