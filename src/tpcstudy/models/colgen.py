@@ -112,6 +112,7 @@ class _Pool:
         self.n = 0
         self.owner = np.zeros(0, dtype=np.int64)
         self.in_lp = np.zeros(0, dtype=bool)
+        self.out = np.zeros(0, dtype=bool)  # never to enter (a start's columns out)
         self.blocks: List[Any] = []  # scipy CSR matrices (columns x arcs), in pool order
         self.starts: List[int] = []  # pool index of each block's first column
         self._by_owner: Dict[int, set] = {}  # pair -> its keys, for the pairs asked about
@@ -141,6 +142,7 @@ class _Pool:
         self.n += len(keys)
         self.owner = np.concatenate([self.owner, owner])
         self.in_lp = np.concatenate([self.in_lp, np.zeros(len(keys), dtype=bool)])
+        self.out = np.concatenate([self.out, np.zeros(len(keys), dtype=bool)])
         self.blocks.append(usage)
 
     def has(self, i: int, q: Key) -> bool:
@@ -243,57 +245,68 @@ class Snapshot:
         nz = np.diff(u[0]) > 0
         hit[nz] = np.add.reduceat(gone.astype(np.int64), u[0][:-1][nz]) > 0
         out = hit if only is None else hit | ~np.asarray(only, dtype=bool)
-        ghost = np.flatnonzero(out & self.in_lp)
-        keep = np.flatnonzero(~out)
         arc_rows = np.empty(m2_new, dtype=np.int64)
         arc_rows[amap[alive]] = np.flatnonzero(alive)
-        # the pool's usage is by LP row, the old network's arc ids: a kept column's as it is
-        kept = _take(u, keep)
-        keys: Sequence[Key]
-        order = keep
-        if recompute is None:  # a concrete path's key is its arcs: renumbered, read when asked
-            keys = _ArcKeys(kept[0], kept[1], amap)
-        else:
-            keys = [self.keys[j] for j in keep.tolist()]
+        # the old columns stay as they are (usage by LP row: the old network's arcs), those
+        # ``out`` never used as they were; a concrete path's key renumbered when read
+        keys: Sequence[Key] = (_ArcKeys(u[0], u[1], amap) if recompute is None
+                               else self.keys)
+        new_keys: List[Key] = []
+        new_owner = np.zeros(0, dtype=np.int64)
+        new_usage = csr_matrix((0, len(amap)))
+        if recompute is not None:
             again = np.flatnonzero(hit if only is None else hit & np.asarray(only, dtype=bool))
-            if len(again):  # after the kept ones (the pool's order is free)
+            if len(again):  # their usage on the new network, by LP row
                 new = _rows(recompute([self.keys[j] for j in again.tolist()]).tocsr())
                 live = np.flatnonzero(np.diff(new[0]) > 0)
                 again = again[live]
-                order = np.concatenate([keep, again])
                 nptr, nind, nval = _take(new, live)
-                kept = _stack([kept, (nptr, arc_rows[nind], nval)])
-                keys = keys + [self.keys[j] for j in again.tolist()]
-        in_lp = self.in_lp[order] & ~out[order]
-        cols = ghost_cols = None
-        if self.cols is not None:  # a recomputed column: a new one, at zero
-            cols = np.where(out[order], np.int8(0), self.cols[order])
-            ghost_cols = self.cols[ghost]
-        usage = csr_matrix((kept[2], kept[1], kept[0]), shape=(len(order), len(amap)))
-        return Start(Snapshot(keys, self.owner[order], usage, in_lp, cols, None, self.pairs,
-                              self.demands),
-                     _take(u, ghost), self.owner[ghost], ghost_cols, self.rows, arc_rows,
-                     np.flatnonzero(~alive))
+                new_keys = [self.keys[j] for j in again.tolist()]
+                new_owner = self.owner[again]
+                new_usage = csr_matrix((nval, arc_rows[nind], nptr), shape=(len(again), len(amap)))
+        return Start(keys, self.owner, self.usage, out, self.in_lp, self.cols, self.rows,
+                     new_keys, new_owner, new_usage, arc_rows, np.flatnonzero(~alive))
 
 
 @dataclasses.dataclass
 class Start:
     """A column generation's start from a solution on the network before some links were
-    removed (:meth:`Snapshot.carry`). ``pool``: the columns usable now (usage by LP row, the
-    old network's arcs; ``in_lp``: those of the old final LP; ``cols``: their basis
-    statuses). The LP's
-    capacity rows stay the old network's arcs (``arc_rows``: each new arc's row;
-    ``dead_rows``: the removed arcs', at capacity 0); ``ghosts``: the old LP's columns that
-    crossed a removed arc (usage on those rows, pairs ``ghost_owner``, basis statuses
-    ``ghost_cols``), held at zero; ``rows``: the rows' statuses (``None``: no basis)."""
+    removed (:meth:`Snapshot.carry`). The LP's capacity rows stay the old network's arcs
+    (``arc_rows``: each new arc's row; ``dead_rows``: the removed arcs', at capacity 0). The
+    old columns (``keys``, ``owner``, ``usage`` by LP row) join the pool as they are; those
+    ``out`` (crossing a removed arc, or left out of a table) are never used as they were:
+    those of the old final LP (``in_lp``) are in the first LP held at zero (*ghosts*), the
+    others never enter. The first LP starts from the old basis (``cols`` per old column,
+    ``rows``; ``None``: no basis). ``new_*``: the crossing columns' usage on the new network
+    (by LP row), waiting in the pool."""
 
-    pool: Snapshot
-    ghosts: Rows
-    ghost_owner: np.ndarray
-    ghost_cols: Optional[np.ndarray]
+    keys: Sequence[Key]
+    owner: np.ndarray
+    usage: Any
+    out: np.ndarray
+    in_lp: np.ndarray
+    cols: Optional[np.ndarray]
     rows: Optional[np.ndarray]
+    new_keys: List[Key]
+    new_owner: np.ndarray
+    new_usage: Any
     arc_rows: np.ndarray
     dead_rows: np.ndarray
+
+
+class _Subset(Sequence[Key]):
+    """Items ``idx`` of a sequence, read when asked."""
+
+    def __init__(self, base: Sequence[Key], idx: np.ndarray) -> None:
+        self.base, self.idx = base, idx
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+    def __getitem__(self, j: Any) -> Any:
+        if isinstance(j, slice):
+            return [self.base[int(i)] for i in self.idx[j]]
+        return self.base[int(self.idx[j])]
 
 
 class _Names(Sequence[Tuple[str, ...]]):
@@ -375,32 +388,33 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
                           shape=(got.shape[0], p.capacity_rows))
 
     if start is not None:
-        pool.add(start.pool.owner, start.pool.keys, start.pool.usage)
+        pool.add(start.owner, start.keys, start.usage)
+        pool.out = start.out.copy()
+        if start.new_keys:
+            pool.add(start.new_owner, start.new_keys, start.new_usage)
     owner0 = [i for i, q in enumerate(first) if q is not None] + [i for i, _ in more]
     keys0: List[Key] = [q for q in first if q is not None] + [q for _, q in more]
     if keys0:
         pool.add(owner0, keys0, usage(keys0))
     t0 = clock.add("paths", t0)
     lp = p.new_model()
-    order: List[int] = []  # pool index of each LP column after the ghosts
-    ghosts = 0
+    order: List[int] = []  # pool index of each LP column
 
-    def enter(idx: np.ndarray) -> None:
+    def enter(idx: np.ndarray, upper: Optional[np.ndarray] = None) -> None:
         idx = np.sort(idx)
         pool.in_lp[idx] = True
         order.extend(idx.tolist())
-        p.add_usage(lp, pool.rows(idx), pool.owner[idx], mapped=rows_of is not None)
+        p.add_usage(lp, pool.rows(idx), pool.owner[idx], mapped=rows_of is not None,
+                    upper=upper)
 
     if start is not None:
-        ghosts = len(start.ghosts[0]) - 1
-        p.add_usage(lp, start.ghosts, start.ghost_owner, mapped=True, upper=0.0)
-        # the old LP's columns (those recomputed wait: entering at once, before the dual
-        # simplex has restored feasibility, cost ecmp 1.4x on Kdl)
-        first_lp = np.flatnonzero(start.pool.in_lp)
-        enter(first_lp)
-        cols = start.pool.cols
-        if start.ghost_cols is not None and cols is not None and start.rows is not None:
-            lp.set_basis(np.concatenate([start.ghost_cols, cols[first_lp]]), start.rows)
+        # the old final LP as it was, its columns out held at zero (the recomputed ones wait:
+        # entering at once, before the dual simplex has restored feasibility, cost ecmp 1.4x
+        # on Kdl), from the old basis
+        first_lp = np.flatnonzero(start.in_lp)
+        enter(first_lp, np.where(start.out[first_lp], 0.0, np.inf))
+        if start.cols is not None and start.rows is not None:
+            lp.set_basis(start.cols[first_lp], start.rows)
     elif warm_pairs is not None:
         enter(np.flatnonzero(np.asarray(warm_pairs, dtype=bool)[pool.owner]))
     elif len(pool) <= SIFT_BATCH:
@@ -416,7 +430,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         if not res.ok:
             return p.failed(label, res, iterations)
         y_rows, y, z = p.duals(res.duals)  # y: by arc of p.topo, for the oracle
-        waiting = np.flatnonzero(~pool.in_lp)
+        waiting = np.flatnonzero(~pool.in_lp & ~pool.out)
         reduced = pool.prices(y_rows)[waiting] - (1.0 - z[pool.owner[waiting]])
         neg = reduced < -PRICE_TOL
         entering, reduced = waiting[neg], reduced[neg]
@@ -458,9 +472,9 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         if len(rest):
             enter(rest)
         p.write_model(lp)
-    at_lp = np.asarray(order[:len(res.x) - ghosts], dtype=np.int64)
+    at_lp = np.asarray(order[:len(res.x)], dtype=np.int64)
     x = np.zeros(len(pool))
-    x[at_lp] = np.asarray(res.x)[ghosts:ghosts + len(at_lp)]
+    x[at_lp] = np.asarray(res.x)
     pf = np.bincount(pool.owner, weights=x, minlength=npairs)
     status = "optimal" if converged else "iteration_limit"
     state = None
@@ -469,7 +483,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         cols = None
         if final is not None:  # a pool column never in the LP: at zero
             cols = np.zeros(len(pool), dtype=np.int8)
-            cols[at_lp] = final[0][ghosts:ghosts + len(at_lp)]
+            cols[at_lp] = final[0][:len(at_lp)]
         in_lp = np.zeros(len(pool), dtype=bool)
         in_lp[at_lp] = True
         state = Snapshot(list(pool.keys), pool.owner.copy(), pool.usage(), in_lp, cols,
@@ -477,7 +491,11 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
                          (p.S.copy(), p.T.copy()),
                          None if p.demands is None else p.demands * p.scale)
     # named when first read: a study reading only values never pays for the names
-    paths = _Names(pool.keys, path_names)
+    keys, owner = pool.keys, pool.owner
+    if pool.out.any():  # a start's columns out (at zero) are not this network's columns
+        live = np.flatnonzero(~pool.out)
+        keys, owner, x = _Subset(keys, live), owner[live], x[live]
+    paths = _Names(keys, path_names)
     return MaxFlowResult(float(res.objective), label, None, p.names, paths,  # type: ignore[arg-type]
-                         x, pf, iterations, len(pool), gap, status, "", clock.t, p.solver,
-                         pool.owner.copy(), state=state)
+                         x, pf, iterations, len(x), gap, status, "", clock.t, p.solver,
+                         owner.copy(), state=state)

@@ -185,12 +185,13 @@ class Problem:
         return lp
 
     def add_usage(self, lp: LPModel, usage: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                  owner: np.ndarray, *, mapped: bool = False, upper: Optional[float] = None
+                  owner: np.ndarray, *, mapped: bool = False, upper: Optional[Any] = None
                   ) -> None:
         """Add path columns (objective 1) given as arc usage (CSR arrays ``(indptr, indices,
         data)``, columns x arcs: the LP's columns in CSC form as they are), owned by pairs
         ``owner`` (their demand rows too). With :attr:`arc_rows` an arc's row is looked up
-        (``mapped``: the usage is by row already); ``upper``: every column's upper bound."""
+        (``mapped``: the usage is by row already); ``upper``: the columns' upper bound (one
+        for all, or one each)."""
         ptr, ind, val = usage
         n = len(ptr) - 1
         if self.arc_rows is not None and not mapped:
@@ -200,7 +201,8 @@ class Problem:
             ind = np.insert(ind, at, self.capacity_rows + np.asarray(owner, dtype=np.int64))
             val = np.insert(val, at, 1.0)
             ptr = ptr + np.arange(n + 1)
-        lp.add_columns(np.ones(n), ptr, ind, val, None if upper is None else np.full(n, upper))
+        lp.add_columns(np.ones(n), ptr, ind, val,
+                       None if upper is None else np.broadcast_to(upper, (n,)))
 
     def duals(self, duals: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(y_rows, y, z)``: each capacity row's dual, each arc's (the same without
