@@ -306,15 +306,18 @@ def test_summary_by_hand() -> None:
 
     rows = [row("A", "a--b", "hosts", 8.0), row("A", "a--b", "reoptimised", 9.0),   # +12.5 %
             row("A", "b--c", "hosts", 9.0), row("A", "b--c", "reoptimised", 9.4),   # +4.4 %
-            row("B", "x--y", "hosts", 5.0, 2), row("B", "x--y", "reoptimised", 5.0, 2)]
+            row("B", "x--y", "hosts", 5.0, 2), row("B", "x--y", "reoptimised", 5.0, 2),
+            # exactly 5 % (21/20), the solver's last digits either way: not "more than 5 %"
+            row("C", "p--q", "hosts", 20.0), row("C", "p--q", "reoptimised", 21.000000000001),
+            row("C", "q--r", "hosts", 20.000000000001), row("C", "q--r", "reoptimised", 21.0)]
     s = summarize(rows)
     beats = s["reoptimised_vs_hosts"][0]
-    assert (beats["reoptimised_beats_hosts"], beats["scenarios"]) == (1, 3)
+    assert (beats["reoptimised_beats_hosts"], beats["scenarios"]) == (1, 5)
     assert [(w["topology"], w["failure"], w["retained"]) for w in s["worst"]] == \
-        [("A", "a--b", 0.8), ("B", "x--y", 0.5)]
-    assert s["scenarios"] == 3 and s["scenarios_disconnecting"] == 1 and s["pairs_disconnected"] == 2
+        [("A", "a--b", 0.8), ("B", "x--y", 0.5), ("C", "p--q", 2.0)]
+    assert s["scenarios"] == 5 and s["scenarios_disconnecting"] == 1 and s["pairs_disconnected"] == 2
     hosts = next(x for x in s["series"] if x["reaction"] == "hosts")
-    assert hosts["retained_median"] == pytest.approx(0.8) and hosts["retained_min"] == 0.5
+    assert hosts["retained_median"] == pytest.approx(0.9) and hosts["retained_min"] == 0.5
     assert "B: x--y retains 0.500 (2 pairs disconnected)" in format_summary(s)
 
 

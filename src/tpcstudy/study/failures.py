@@ -108,6 +108,10 @@ def _scenarios(topo: Topology, config: FailuresConfig) -> List[Scenario]:
     return scenarios(topo, config.failures, seed=config.base.seeds[0], routers=routers)
 
 
+#: ``reoptimised`` beats ``hosts`` when its value is more than this many times the hosts'
+#: (max flow; for min MLU the hosts' MLU over the reoptimised one)
+BEATS = 1.05
+
 _cache: Dict[Tuple[str, str], Any] = {}
 
 
@@ -281,8 +285,11 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
         pairs = [(c["hosts"], c["reoptimised"]) for c in cells.values()
                  if "hosts" in c and "reoptimised" in c]
         if pairs and not s.startswith(("ecmp", "multipath")):
-            better = sum(1 for h, o in pairs if (o > 1.05 * h if objective == "maxflow"
-                                                 else h > 1.05 * o))
+            # "more than 5 %" with room for the solver's last digits: on the Zoo 36 of 8,504
+            # scenarios sit at exactly 5 % (21/20), which 1e-12 of noise would flip
+            lim = BEATS * (1.0 + 1e-9)
+            better = sum(1 for h, o in pairs if (o > lim * h if objective == "maxflow"
+                                                 else h > lim * o))
             beats.append({"series": s, "scenarios": len(pairs), "reoptimised_beats_hosts": better,
                           "share": better / len(pairs)})
     worst: List[Dict[str, Any]] = []
