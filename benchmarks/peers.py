@@ -644,7 +644,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--libs", nargs="+", default=list(LIBS[1:]), help="the peers to run")
     ap.add_argument("--mlu", nargs="*", default=["Abilene", "GtsCe", "Cogentco"],
                     help="REPETITA instances of the MLU rows (mcf vs the plain arc LP, ecmp vs "
-                         "networkx: benchmarks/mlu_peers.py); none: no MLU rows")
+                         "networkx: benchmarks/mlu_peers.py); 'none' or no name: no MLU rows")
     ap.add_argument("--mlu-reps", type=int, default=3)
     ap.add_argument("--out", default="benchmarks/results", help="folder for peers.json and peers.md")
     ap.add_argument("--readme", default=None,
@@ -670,7 +670,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if hogs:
             time.sleep(0.5)  # let them start spinning
         results = [run_topology(name, args, libs) for name in args.topos]
-        mlu = mlu_rows(args.mlu, args.mlu_reps) if args.mlu else []
+        names = [m for m in args.mlu if m != "none"]
+        mlu = mlu_rows(names, args.mlu_reps) if names else []
     finally:
         for h in hogs:  # ours: stopped by the pid we started
             h.kill()
