@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from ..lp import LPResult
-from .oracles import PRICE_TOL, Key
+from .oracles import PRICE_TOL, Key, crossing
 from .problem import MaxFlowResult, Problem
 
 __all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "Pricer", "Snapshot", "Start", "column_generation"]
@@ -86,6 +86,12 @@ def _stack(parts: Sequence[Rows]) -> Rows:
     return ptr, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
 
 
+def _key_at(blocks: Sequence[Sequence[Key]], starts: Sequence[int], j: int) -> Key:
+    """Key ``j`` of blocks of keys that begin at ``starts``."""
+    b = bisect.bisect_right(starts, j) - 1
+    return blocks[b][j - starts[b]]
+
+
 class _ArcKeys(Sequence[Key]):
     """Concrete paths' keys (their arc ids, renumbered by ``amap``) read from their usage rows
     when asked."""
@@ -122,8 +128,7 @@ class _Pool:
         return self.n
 
     def key(self, j: int) -> Key:
-        b = bisect.bisect_right(self.starts, j) - 1
-        return self.key_blocks[b][j - self.starts[b]]
+        return _key_at(self.key_blocks, self.starts, j)
 
     @property
     def keys(self) -> Sequence[Key]:
@@ -190,8 +195,7 @@ class _KeyView(Sequence[Key]):
         return self.n
 
     def key(self, j: int) -> Key:
-        b = bisect.bisect_right(self.starts, j) - 1
-        return self.blocks[b][j - self.starts[b]]
+        return _key_at(self.blocks, self.starts, j)
 
     def __getitem__(self, j: Any) -> Any:
         if isinstance(j, slice):
@@ -240,10 +244,7 @@ class Snapshot:
         alive = amap >= 0
         m2_new = int(alive.sum())
         u = _rows(self.usage)
-        gone = amap[u[1]] < 0
-        hit = np.zeros(len(u[0]) - 1, dtype=bool)
-        nz = np.diff(u[0]) > 0
-        hit[nz] = np.add.reduceat(gone.astype(np.int64), u[0][:-1][nz]) > 0
+        hit = crossing(u[0], u[1], amap)
         out = hit if only is None else hit | ~np.asarray(only, dtype=bool)
         arc_rows = np.empty(m2_new, dtype=np.int64)
         arc_rows[amap[alive]] = np.flatnonzero(alive)
@@ -265,14 +266,14 @@ class Snapshot:
                 new_owner = self.owner[again]
                 new_usage = csr_matrix((nval, arc_rows[nind], nptr), shape=(len(again), len(amap)))
         return Start(keys, self.owner, self.usage, out, self.in_lp, self.cols, self.rows,
-                     new_keys, new_owner, new_usage, arc_rows, np.flatnonzero(~alive))
+                     new_keys, new_owner, new_usage, arc_rows)
 
 
 @dataclasses.dataclass
 class Start:
     """A column generation's start from a solution on the network before some links were
     removed (:meth:`Snapshot.carry`). The LP's capacity rows stay the old network's arcs
-    (``arc_rows``: each new arc's row; ``dead_rows``: the removed arcs', at capacity 0). The
+    (``arc_rows``: each new arc's row; the removed arcs' rows at capacity 0). The
     old columns (``keys``, ``owner``, ``usage`` by LP row) join the pool as they are; those
     ``out`` (crossing a removed arc, or left out of a table) are never used as they were:
     those of the old final LP (``in_lp``) are in the first LP held at zero (*ghosts*), the
@@ -291,7 +292,6 @@ class Start:
     new_owner: np.ndarray
     new_usage: Any
     arc_rows: np.ndarray
-    dead_rows: np.ndarray
 
 
 class _Subset(Sequence[Key]):
@@ -368,23 +368,21 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     t0 = time.perf_counter()
     deadline = None if p.time_limit is None else t0 + p.time_limit
     npairs = p.npairs
-    rows_of = None  # a start: the pool's usage is by LP row (the old network's arcs)
     if start is not None:  # the old network's capacity rows, the removed arcs' at 0
-        cap = np.zeros(len(start.arc_rows) + len(start.dead_rows))
+        cap = np.zeros(start.usage.shape[1])
         cap[start.arc_rows] = p.capacity
         p.arc_rows, p.row_capacity = start.arc_rows, cap
-        rows_of = start.arc_rows
-    pool = _Pool(p.capacity_rows)
+    pool = _Pool(p.capacity_rows)  # (its usage by LP row)
 
     def usage(keys: List[Key]) -> Any:
-        """Columns' usage as the pool holds it."""
+        """Columns' usage as the pool holds it: by LP row."""
         got = columns(keys)
-        if rows_of is None:
+        if p.arc_rows is None:
             return got
         from scipy.sparse import csr_matrix
 
         got = got.tocsr()
-        return csr_matrix((got.data, rows_of[got.indices], got.indptr),
+        return csr_matrix((got.data, p.arc_rows[got.indices], got.indptr),
                           shape=(got.shape[0], p.capacity_rows))
 
     if start is not None:
@@ -404,8 +402,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         idx = np.sort(idx)
         pool.in_lp[idx] = True
         order.extend(idx.tolist())
-        p.add_usage(lp, pool.rows(idx), pool.owner[idx], mapped=rows_of is not None,
-                    upper=upper)
+        p.add_usage(lp, pool.rows(idx), pool.owner[idx], upper=upper)
 
     if start is not None:
         # the old final LP as it was, its columns out held at zero (the recomputed ones wait:

@@ -49,9 +49,9 @@ def sr(p: Problem, k: int, label: str, more: Sequence[Tuple[int, Key]] = (),
     ``more``: further starting columns ``(pair, key)`` (a warm start; one with an unreachable
     segment or more than ``k`` segments is left out); ``fixed``: no pricing, the LP over the
     starting columns only; ``warm``: the pairs whose columns the first LP holds
-    (:func:`~.colgen.column_generation`); ``after``: ``(snapshot, amap)``, start from a
-    solution on the network before some links were removed (:meth:`~.colgen.Snapshot.carry`:
-    the columns that crossed them get their usage here; every pair's direct column is in it)."""
+    (:func:`~.colgen.column_generation`); ``after`` (:data:`After`): start from a solution on
+    the network before some links were removed (:meth:`~.colgen.Snapshot.carry`: the columns
+    that crossed them get their usage here; every pair's direct column is in it)."""
     topo, S, T = p.topo, p.S, p.T
     oracle = Oracle(topo, S, T, "sr", k, p.segments)
     if after is not None:  # (fixed: after[2] masks the old columns the LP is over)

@@ -24,7 +24,7 @@ from .. import paths as _paths
 from ..topology import Topology
 
 __all__ = ["PRICE_TOL", "Key", "PRICED", "Oracle", "ArcPaths", "SegmentRatios", "sr_usage",
-           "arc_usage", "rows_of", "capacity_scale"]
+           "arc_usage", "rows_of", "capacity_scale", "crossing"]
 
 #: Reduced-cost tolerance of both column generations: a column enters iff its price is below
 #: its pair's threshold by more than this (max-flow: ``1 - z - PRICE_TOL``; MLU: relative to
@@ -50,6 +50,15 @@ def capacity_scale(topo: Topology) -> float:
     h = len(ok) // 2
     scale = float(ok[h]) if len(ok) % 2 else float((ok[h - 1] + ok[h]) / 2)
     return scale if math.isfinite(scale) and scale > 0 else 1.0
+
+
+def crossing(off: np.ndarray, arcs: np.ndarray, amap: np.ndarray) -> np.ndarray:
+    """Which rows of a CSR (``off`` offsets, ``arcs`` entries, arc ids) hold an arc that
+    ``amap`` removes (maps to -1, as :func:`tpcstudy.topology.without_link_ids` gives)."""
+    out = np.zeros(len(off) - 1, dtype=bool)
+    has = np.diff(off) > 0
+    out[has] = np.add.reduceat((amap[arcs] < 0).astype(np.int64), off[:-1][has]) > 0
+    return out
 
 
 def _gather(off: np.ndarray, pos: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -90,7 +99,7 @@ class SegmentRatios:
             return len(self.codes)
         p = self._parent
         mine = np.isin(p.codes, self.codes)
-        return len(self.codes) + int((~p._dead(self._amap) & ~mine).sum())
+        return len(self.codes) + int((~crossing(p.off, p.arcs, self._amap) & ~mine).sum())
 
     def ratios(self, topo: Topology, codes: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``segment_ratios`` of the segments ``codes`` (ascending, distinct)."""
@@ -117,13 +126,6 @@ class SegmentRatios:
         pos = np.minimum(np.searchsorted(self.codes, codes), len(self.codes) - 1)
         return np.asarray(self.codes[pos] == codes, dtype=bool)
 
-    def _dead(self, amap: np.ndarray) -> np.ndarray:
-        """Which of these segments' DAGs cross an arc ``amap`` removes."""
-        new = amap[self.arcs]
-        dead = np.zeros(len(self.codes), dtype=bool)
-        has = np.diff(self.off) > 0
-        dead[has] = np.add.reduceat((new < 0).astype(np.int64), self.off[:-1][has]) > 0
-        return dead
 
     def _from_parent(self, codes: np.ndarray) -> None:
         """Take ``codes`` from the intact network's ratios where their DAG survived whole."""
@@ -134,14 +136,11 @@ class SegmentRatios:
             return
         codes = codes[found]
         off, idx = _gather(p.off, np.searchsorted(p.codes, codes))
-        new = self._amap[p.arcs[idx]]
-        has = np.diff(off) > 0
-        dead = np.zeros(len(codes), dtype=bool)
-        dead[has] = np.add.reduceat((new < 0).astype(np.int64), off[:-1][has]) > 0
-        keep = np.flatnonzero(~dead)
+        arcs = p.arcs[idx]
+        keep = np.flatnonzero(~crossing(off, arcs, self._amap))
         if len(keep):
             koff, kidx = _gather(off, keep)
-            self._merge(codes[keep], koff, new[kidx], p.fr[idx][kidx])
+            self._merge(codes[keep], koff, self._amap[arcs[kidx]], p.fr[idx][kidx])
 
     def _merge(self, codes: np.ndarray, off: np.ndarray, arcs: np.ndarray, fr: np.ndarray) -> None:
         all_codes = np.concatenate([self.codes, codes])

@@ -185,17 +185,14 @@ class Problem:
         return lp
 
     def add_usage(self, lp: LPModel, usage: Tuple[np.ndarray, np.ndarray, np.ndarray],
-                  owner: np.ndarray, *, mapped: bool = False, upper: Optional[Any] = None
-                  ) -> None:
-        """Add path columns (objective 1) given as arc usage (CSR arrays ``(indptr, indices,
-        data)``, columns x arcs: the LP's columns in CSC form as they are), owned by pairs
-        ``owner`` (their demand rows too). With :attr:`arc_rows` an arc's row is looked up
-        (``mapped``: the usage is by row already); ``upper``: the columns' upper bound (one
-        for all, or one each)."""
+                  owner: np.ndarray, *, upper: Optional[Any] = None) -> None:
+        """Add path columns (objective 1) given as their usage of the capacity rows (CSR
+        arrays ``(indptr, indices, data)``, columns x rows: the LP's columns in CSC form as
+        they are; by arc unless :attr:`arc_rows` says otherwise), owned by pairs ``owner``
+        (their demand rows too); ``upper``: the columns' upper bound (one for all, or one
+        each)."""
         ptr, ind, val = usage
         n = len(ptr) - 1
-        if self.arc_rows is not None and not mapped:
-            ind = self.arc_rows[ind]
         if self.demands is not None and n:  # one more entry at the end of each column
             at = ptr[1:]
             ind = np.insert(ind, at, self.capacity_rows + np.asarray(owner, dtype=np.int64))
