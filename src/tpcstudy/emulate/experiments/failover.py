@@ -54,7 +54,7 @@ from ..network.lifecycle import Emulation
 from .harness import Experiment, Log, Row, Unit, read_plan_file, topology_units
 from .repeats import Metric
 
-__all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "recovery_time",
+__all__ = ["FailoverCase", "FailoverSettings", "failover_cases", "first_silence", "recovery_time",
            "run_failover_case", "COLUMNS", "KEY", "KIND", "STRATEGIES", "Failover",
            "recovery_summary", "format_recovery", "summary_line"]
 
@@ -164,6 +164,21 @@ def failover_cases(topo: Topology, settings: FailoverSettings, *, seed: int = 0,
     return cases, len(eligible)
 
 
+def first_silence(timeline: Sequence[Sequence[float]], t0: float, gap: float
+                  ) -> Tuple[Optional[float], Optional[float], List[float]]:
+    """The first silence of at least ``gap`` seconds that ends after ``t0``: ``(the read
+    before it, the read ending it, the reads after t0)``; when none ends, ``(the last read,
+    None, ...)`` (``None`` for a read that does not exist)."""
+    times = sorted(float(t) for t, _ in timeline)
+    after = [t for t in times if t > t0]
+    prev = max((t for t in times if t <= t0), default=None)
+    for t in after:
+        if prev is not None and t - prev >= gap:
+            return prev, t, after
+        prev = t
+    return prev, None, after
+
+
 def recovery_time(timeline: Sequence[Sequence[float]], t_fail: float, end: float,
                   gap: float) -> Tuple[str, float]:
     """``("ok", seconds)``, ``("unaffected", nan)`` or ``("not recovered", inf)``.
@@ -171,14 +186,9 @@ def recovery_time(timeline: Sequence[Sequence[float]], t_fail: float, end: float
     The connection recovered at the first read after ``t_fail`` that follows a silence of at
     least ``gap`` seconds (module docstring); ``end`` is when the receiver stopped.
     """
-    times = sorted(float(t) for t, _ in timeline)
-    before = [t for t in times if t <= t_fail]
-    after = [t for t in times if t > t_fail]
-    prev = before[-1] if before else None
-    for t in after:
-        if prev is not None and t - prev >= gap:
-            return "ok", t - t_fail
-        prev = t
+    _, back, after = first_silence(timeline, t_fail, gap)
+    if back is not None:
+        return "ok", back - t_fail
     if not after or end - after[-1] >= gap:  # silent up to the end: never came back
         return "not recovered", math.inf
     return "unaffected", math.nan

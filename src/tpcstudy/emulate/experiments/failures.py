@@ -58,7 +58,7 @@ from ..network.igp import Igp, LinkWatcher, link_down_lines, link_up_lines, rout
 from ..network.lifecycle import Emulation
 from ..network.spec import payload_share, srh_size
 from .bpf_placement import BPF_VARIANT, placement_table
-from .failover import recovery_time
+from .failover import first_silence, recovery_time
 from .harness import Experiment, Log, Row, Unit, pair_tasks, read_plan_file, topology_units
 from .placement import Placement, place_connections
 from .repeats import Metric
@@ -159,12 +159,10 @@ def stall(timeline: Sequence[Sequence[float]], t_cut: float, gap: float
     after it)`` relative to ``t_cut``, for the first silence of at least ``gap`` seconds that
     ends after the cut, or ``(last read, inf)`` when the reads stop (a lost connection); None
     without a read."""
-    times = sorted(float(t) for t, _ in timeline)
-    prev = max((t for t in times if t <= t_cut), default=None)
-    for t in (t for t in times if t > t_cut):
-        if prev is not None and t - prev >= gap:
-            return prev - t_cut, t - t_cut
-        prev = t
+    prev, back, _ = first_silence(timeline, t_cut, gap)
+    if back is not None:
+        assert prev is not None  # (a silence ends after a read)
+        return prev - t_cut, back - t_cut
     return (prev - t_cut, math.inf) if prev is not None else None
 
 
