@@ -16,6 +16,7 @@ exits 1 otherwise.
     python benchmarks/mainjob.py --runs 5
     python benchmarks/mainjob.py --runs 5 --baseline-src /tmp/base/src --baseline-python /tmp/bvenv/bin/python
     python benchmarks/mainjob.py --compare A/results.csv B/results.csv   # rows equal? (exit 0/1)
+    python benchmarks/mainjob.py --values ...   # values equal (versions that pivot differently)
     python benchmarks/mainjob.py --busy 1 ...                            # with one CPU kept busy
 """
 
@@ -38,6 +39,12 @@ JOB = ["maxflow", "--topo", "zoo", "--heavy", "1,10", "--models", "ecmp,multipat
        "--k", "4", "--jobs", "2"]
 #: Columns that are measurements of the run, not results.
 TIMINGS = ("seconds", "seconds_paths", "seconds_pricing", "seconds_lp")
+#: Columns that follow the simplex's path, not the LP: how many rounds and columns it took, the
+#: last pricing gap, and which optimal vertex it ended on (``used_paths_max``: an LP with
+#: several optimal vertices gives a pair more or fewer paths at the same value). ``--values``
+#: compares versions that pivot differently by everything else, the values to 1e-9 relative.
+SOLVER_PATH = ("iterations", "columns", "gap", "used_paths_max")
+KEY = ("topology", "heavy", "seed", "model", "k", "subflows")
 
 
 def rows_of(path: Path) -> List[Tuple[Tuple[str, str], ...]]:
@@ -45,6 +52,36 @@ def rows_of(path: Path) -> List[Tuple[Tuple[str, str], ...]]:
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     return sorted(tuple(sorted((k, v) for k, v in r.items() if k not in TIMINGS)) for r in rows)
+
+
+def compare_values(a: Path, b: Path) -> Tuple[List[str], int]:
+    """Differences between two results.csv files in everything but the timings and
+    :data:`SOLVER_PATH`, numbers to 1e-9 relative (rows matched by :data:`KEY`); and how many
+    rows ended on another optimal vertex (``used_paths_max`` differs)."""
+    def load(p: Path) -> Dict[Tuple[str, ...], Dict[str, str]]:
+        with open(p, newline="", encoding="utf-8") as fh:
+            return {tuple(r.get(k, "") for k in KEY): r for r in csv.DictReader(fh)}
+
+    ra, rb = load(a), load(b)
+    if ra.keys() != rb.keys():
+        return [f"{a}: {len(ra)} rows, {b}: {len(rb)} rows, "
+                f"{len(ra.keys() ^ rb.keys())} not in both"], 0
+    out, vertex = [], 0
+    for key, x in ra.items():
+        y = rb[key]
+        vertex += x.get("used_paths_max") != y.get("used_paths_max")
+        for col in x.keys() | y.keys():
+            u, v = x.get(col), y.get(col)
+            if col in TIMINGS or col in SOLVER_PATH or u == v:
+                continue
+            try:
+                fu, fv = float(u or "nan"), float(v or "nan")
+                if abs(fu - fv) <= 1e-9 * max(1.0, abs(fu)):
+                    continue
+            except ValueError:
+                pass
+            out.append(f"{' '.join(key)}: {col} {u!r} vs {v!r}")
+    return out, vertex
 
 
 def compare(a: Path, b: Path) -> List[str]:
@@ -91,7 +128,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--busy", type=int, default=0, metavar="N", help="keep N CPUs busy meanwhile")
     ap.add_argument("--keep", default=None, help="copy the last run's results folder here")
     ap.add_argument("--compare", nargs=2, metavar="CSV", help="only compare two results.csv")
+    ap.add_argument("--values", action="store_true",
+                    help="rows the same when all but the solver's path (iterations, columns, "
+                         "gap, used_paths_max) is, numbers to 1e-9: for versions that pivot "
+                         "differently")
     args = ap.parse_args(argv)
+    if args.compare and args.values:
+        diffs, vertex = compare_values(Path(args.compare[0]), Path(args.compare[1]))
+        print("\n".join(diffs[:20]) if diffs else "same values; "
+              f"{vertex} rows on another optimal vertex (used_paths_max)")
+        return 1 if diffs else 0
     if args.compare:
         diffs = compare(Path(args.compare[0]), Path(args.compare[1]))
         print("\n".join(diffs[:20]) if diffs else f"same rows ({len(rows_of(Path(args.compare[0])))})")
@@ -120,10 +166,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                 if reference is None:
                     reference = tmp / "reference.csv"
                     shutil.copy(csv_path, reference)
-                diffs = compare(reference, csv_path)
+                if args.values:
+                    diffs, vertex = compare_values(reference, csv_path)
+                    same = f"values same ({vertex} on another vertex)"
+                else:
+                    diffs, same = compare(reference, csv_path), "same"
                 failed |= bool(diffs)
                 print(f"run {i + 1} {name:8s} {wall:6.2f} s wall {cpu:6.2f} s CPU  rows "
-                      + ("same" if not diffs else f"DIFFER: {diffs[:3]}"), flush=True)
+                      + (same if not diffs else f"DIFFER: {diffs[:3]}"), flush=True)
                 if args.keep and i == args.runs - 1 and name == "this":
                     shutil.copytree(out, args.keep, dirs_exist_ok=True)
                 shutil.rmtree(out, ignore_errors=True)

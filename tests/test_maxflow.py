@@ -282,6 +282,25 @@ def test_sifting_gives_the_whole_lp_optimum(seed, monkeypatch):
             assert sorted(got.paths) == sorted(ref.paths) and got.columns == ref.columns
 
 
+def test_the_sifting_batch_follows_the_lp_rows(monkeypatch):
+    """At most a third of the LP's rows enter per round (between 256 and 8,000; hand-worked:
+    Kdl's 1,642 capacity rows take 547); with the per-row share shrunk so that it binds on a
+    small graph (18 rows: 6 per round), every model reaches the whole LP's optimum by sifting."""
+    import tpcstudy.models.colgen as colgen
+
+    assert [colgen.sift_batch(r) for r in (0, 100, 768, 1642, 24_000, 10 ** 6)] == \
+        [256, 256, 256, 547, 8000, 8000]
+    t = _random_topology(77, n=9, extra=0)  # a ring of 9 links: 18 capacity rows
+    pairs = [(s, u) for s in range(9) for u in range(9) if s != u]
+    whole = {m: max_flow(t, pairs, model=m, k=3) for m in ("ecmp", "sr", "mcf")}
+    monkeypatch.setattr(colgen, "SIFT_MIN", 1)
+    assert colgen.sift_batch(18) == 6
+    for m, ref in whole.items():
+        got = max_flow(t, pairs, model=m, k=3)
+        assert got.value == pytest.approx(ref.value, rel=1e-9), m
+        assert got.iterations > ref.iterations, m  # it did sift
+
+
 def test_sifting_matches_the_enumerated_lp_and_writes_the_whole_model(tmp_path, monkeypatch):
     import tpcstudy.models.colgen as colgen
 

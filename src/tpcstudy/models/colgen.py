@@ -9,13 +9,14 @@ so the value is the optimum over the model's whole column family (docs/method.md
 
 Large masters are sifted. Every column known so far (the starting ones and every one the
 oracle returned) sits in a *pool* whose reduced costs are one sparse product ``A^T y`` per
-round; the LP holds only part of the pool: at most :data:`SIFT_BATCH` columns enter per round,
-the most negative first, and the oracle, the expensive part, is called only when no pool column
-prices out. The stop rule is unchanged (no pool column and no oracle column below
-``1 - z - PRICE_TOL``), so the value is the same optimum: an LP of 1,642 rows (Kdl) has at most
-1,642 basic columns, and solving it over 227,052 columns at once (ecmp on all of Kdl's edge
-pairs) cost 31 s where a few restricted re-solves cost well under a second each. Below the
-batch size nothing changes: every column enters at once, as before.
+round; the LP holds only part of the pool: at most :func:`sift_batch` columns enter per round
+(a third of the LP's rows, between 256 and 8,000), the most negative first, and the oracle, the
+expensive part, is called only when no pool column prices out. The stop rule is unchanged (no
+pool column and no oracle column below ``1 - z - PRICE_TOL``), so the value is the same
+optimum: an LP of 1,642 rows (Kdl) has at most 1,642 basic columns, and solving it over 227,052
+columns at once (ecmp on all of Kdl's edge pairs) cost 31 s where a few restricted re-solves
+cost well under a second each. Below the batch size nothing changes: every column enters at
+once, as before.
 """
 
 from __future__ import annotations
@@ -32,12 +33,25 @@ from ..lp import LPResult
 from .oracles import PRICE_TOL, Key, crossing
 from .problem import MaxFlowResult, Problem
 
-__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "Pricer", "Snapshot", "Start", "column_generation"]
+__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "sift_batch", "Pricer", "Snapshot", "Start", "column_generation"]
 
 #: Safety cap on column-generation rounds (never reached on the Zoo; reported if it is).
 MAX_ITERATIONS = 10_000
 #: Most columns entering the LP per round (and in the first LP); the rest wait in the pool.
 SIFT_BATCH = 8_000
+#: ... and at most this many per LP row (a basis holds one column per row): more entering at
+#: once only adds simplex pivots. Kdl (1,642 rows), the README job's eight LPs (1 % and 10 %
+#: heavy pairs, ecmp / multipath / sr k=4 / mcf): 3.5 s with up to 8,000 entering per round,
+#: 2.1 s with 547 (rows / 2: 2.3 s, rows / 4: 2.0 s, rows / 7: 2.2 s); the same optima
+SIFT_PER_ROW = 1 / 3
+#: ... but never fewer than this (a small LP takes every column at once, as before)
+SIFT_MIN = 256
+
+
+def sift_batch(rows: int) -> int:
+    """Most columns entering an LP of ``rows`` rows per round (:data:`SIFT_BATCH`,
+    :data:`SIFT_PER_ROW`, :data:`SIFT_MIN`)."""
+    return int(min(SIFT_BATCH, max(SIFT_MIN, rows * SIFT_PER_ROW)))
 
 #: ``price(y) -> (value of each pair's cheapest column, pairs -> those columns' keys)``.
 Pricer = Callable[[np.ndarray], Tuple[np.ndarray, Callable[[np.ndarray], List[Key]]]]
@@ -396,6 +410,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         pool.add(owner0, keys0, usage(keys0))
     t0 = clock.add("paths", t0)
     lp = p.new_model()
+    batch = sift_batch(lp.num_rows)
     order: List[int] = []  # pool index of each LP column
 
     def enter(idx: np.ndarray, upper: Optional[np.ndarray] = None) -> None:
@@ -414,11 +429,11 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
             lp.set_basis(start.cols[first_lp], start.rows)
     elif warm_pairs is not None:
         enter(np.flatnonzero(np.asarray(warm_pairs, dtype=bool)[pool.owner]))
-    elif len(pool) <= SIFT_BATCH:
+    elif len(pool) <= batch:
         enter(np.arange(len(pool)))
     else:  # the columns using the least capacity first (price under y = 1 / capacity)
         cost = pool.prices(1.0 / np.maximum(p.capacity, 1e-300))
-        enter(np.lexsort((np.arange(len(pool)), cost))[:SIFT_BATCH])
+        enter(np.lexsort((np.arange(len(pool)), cost))[:batch])
     iterations, gap, converged = 0, math.nan, False
     while True:
         res = lp.solve(time_limit=p.remaining(deadline))
@@ -460,8 +475,8 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
         if deadline is not None and time.perf_counter() > deadline:
             return p.failed(label, LPResult("time_limit", math.nan, np.zeros(0), np.zeros(0), 0.0,
                                             "column generation hit the time limit"), iterations)
-        if len(entering) > SIFT_BATCH:  # the most negative first, ties by pool order
-            entering = entering[np.lexsort((entering, reduced))[:SIFT_BATCH]]
+        if len(entering) > batch:  # the most negative first, ties by pool order
+            entering = entering[np.lexsort((entering, reduced))[:batch]]
         enter(entering)
         t0 = clock.add("paths", t0)
     if p.write_lp:  # the model's whole LP: the pool columns that never entered too
