@@ -215,6 +215,43 @@ def test_the_left_out_row_changes_nothing(seed, monkeypatch):
         _certified(t, r)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_dense_core_is_solved_by_the_primal_simplex(seed, monkeypatch):
+    """A core of at least DENSE_CORE arcs per router (a complete graph of 6: 5 per router) is
+    solved by the primal simplex, a sparser one (a ring with two chords) by the dual: both at
+    the written-out LP's optimum, with prices that certify it; the dual simplex on the dense
+    core gives the same MLU."""
+    import networkx as nx
+
+    from tpcstudy.lp import highs
+
+    rng = np.random.default_rng(seed)
+    g = nx.complete_graph(6)
+    for u, v in g.edges:
+        g[u][v]["capacity"] = float(rng.integers(1, 5))
+    t = read_topology(g, capacity="file")
+    pairs = [(u, v) for u in range(6) for v in range(6) if u != v]
+    dem = [(str(a), str(b), float(rng.integers(1, 4))) for a, b in pairs]
+    seen = []
+    real = highs.solve_whole
+
+    def spy(*a, **kw):
+        seen.append(kw["options"].get("simplex_strategy"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(mlu_arc, "solve_whole", spy)
+    dense = min_mlu(t, dem, model="mcf")
+    sparse_t, sparse_dem = _hanging(seed)
+    sparse = min_mlu(sparse_t, sparse_dem, model="mcf")
+    assert seen == [4, None]  # primal, then the dual (HiGHS's default)
+    assert dense.mlu == pytest.approx(_plain(t, dem), rel=1e-7)
+    _certified(t, dense)
+    _certified(sparse_t, sparse)
+    monkeypatch.setattr(mlu_arc, "DENSE_CORE", 1e9)
+    assert min_mlu(t, dem, model="mcf").mlu == pytest.approx(dense.mlu, rel=1e-9)
+    assert seen[-1] is None
+
+
 def test_flow_on_cycles_leaves_the_loads(repetita):
     """REPETITA's Arnes: the LP's optimal arc flows carry a cycle on two arcs (10 % of the
     largest load; it costs nothing where an arc is not tight). The routing drops it, and the
