@@ -301,6 +301,56 @@ def test_the_sifting_batch_follows_the_lp_rows(monkeypatch):
         assert got.iterations > ref.iterations, m  # it did sift
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_mcf_from_an_sr_optimum(seed):
+    """mcf started from an sr optimum (its routing traced into simple paths) reaches the cold
+    mcf optimum, with and without demand bounds and for sr's k = 1..3; the traced paths are
+    simple, carry each pair's sr flow and load no arc beyond the sr optimum's load (so within
+    the capacity); a result of other pairs is refused."""
+    from tpcstudy.models import maxflow_models as mm
+    from tpcstudy.models.oracles import sr_usage
+    from tpcstudy.models.problem import Problem
+
+    t = _random_topology(seed + 900, n=9, extra=6)
+    n = t.num_nodes
+    rng = np.random.default_rng(seed)
+    pairs = [(s, u) for s in range(n) for u in range(n) if s != u and rng.random() < 0.4]
+    dem = rng.uniform(0.2, 3.0, len(pairs)) if seed % 2 else None
+    cold = max_flow(t, pairs, model="mcf", demands=dem)
+    for k in (1, 2, 3):
+        sr = max_flow(t, pairs, model="sr", k=k, demands=dem)
+        got = max_flow(t, pairs, model="mcf", demands=dem, sr_solution=sr)
+        assert got.ok and got.value == pytest.approx(cold.value, rel=1e-9), k
+        assert got.value >= sr.value - 1e-9
+        S = np.array([a for a, _ in pairs])
+        T = np.array([b for _, b in pairs])
+        p = Problem(t, S, T, sr.pairs, "highs", None, None, None, 100)
+        traced = mm.sr_routing_paths(p, sr)
+        per_pair = np.zeros(len(pairs))
+        load = np.zeros(2 * t.num_links)
+        for i, arcs in traced:
+            routers = [int(t.arc_src[arcs[0]])] + [int(t.arc_dst[a]) for a in arcs]
+            assert len(set(routers)) == len(routers) and routers[0] == S[i] and routers[-1] == T[i]
+        # amounts: trace again with them (the seeds carry the sr flow)
+        from tpcstudy.models.decompose import source_paths
+        x = np.asarray(sr.flows)
+        sr_load = np.asarray((sr_usage(t, list(sr.keys)).T @ x)).ravel()
+        for i in range(len(pairs)):
+            cols = np.flatnonzero((sr.path_pair == i) & (x > 1e-12))
+            if not len(cols):
+                continue
+            u = sr_usage(t, [sr.keys[j] for j in cols]).T @ x[cols]
+            flow = {a: float(f) for a, f in enumerate(np.asarray(u).ravel()) if f > 0}
+            for arcs, f in source_paths(t.arc_src.tolist(), t.arc_dst.tolist(), int(S[i]), flow,
+                                        {int(T[i]): float(sr.pair_flow[i])}, 1e-12)[int(T[i])]:
+                per_pair[i] += f
+                load[list(arcs)] += f
+        np.testing.assert_allclose(per_pair, sr.pair_flow, rtol=1e-7, atol=1e-9)
+        assert np.all(load <= sr_load + 1e-7) and np.all(load <= t.arc_capacity + 1e-7)
+    with pytest.raises(UsageError, match="sr_solution"):
+        max_flow(t, pairs[1:], model="mcf", sr_solution=sr)
+
+
 def test_sifting_matches_the_enumerated_lp_and_writes_the_whole_model(tmp_path, monkeypatch):
     import tpcstudy.models.colgen as colgen
 

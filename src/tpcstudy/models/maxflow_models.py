@@ -24,7 +24,8 @@ from .. import paths as _paths
 from ..errors import UsageError
 from ..topology import Topology
 from .colgen import Snapshot, column_generation
-from .oracles import ArcPaths, Key, Oracle, arc_usage
+from .decompose import source_paths
+from .oracles import ArcPaths, Key, Oracle, arc_usage, sr_usage
 from .problem import Column, MaxFlowResult, Problem, csc
 from .subflows import draw_subflows
 
@@ -118,6 +119,38 @@ def mcf(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,
     """
     return _path_cg(p, Oracle(p.topo, p.S, p.T, "mcf"), p.topo.arc_weight.astype(np.float64),
                     more, fixed, warm, after)
+
+
+def sr_routing_paths(p: Problem, sr: MaxFlowResult) -> List[Tuple[int, Key]]:
+    """An ``sr`` optimum of the same pairs (any ``k``) as concrete simple paths: each pair's
+    flow on its sr-paths (the segments' ECMP splits, added up over the arcs) traced into
+    paths, their arc ids as ``mcf`` keys them. Together they route what the sr optimum does on
+    no more than its arc loads (a cycle in the sum carries nothing and is left out), so an
+    ``mcf`` LP holding them starts at the sr optimum's value (:func:`mcf`'s ``more``)."""
+    x = np.asarray(sr.flows, dtype=np.float64)
+    if sr.keys is None or not len(x) or not (x.max() > 0):
+        return []
+    tol = 1e-9 * float(x.max())
+    used = np.flatnonzero(x > tol)
+    owner = np.asarray(sr.path_pair)[used]
+    usage = sr_usage(p.topo, [sr.keys[int(j)] for j in used.tolist()]).tocoo()
+    # each pair's arc flow: sum over its sr-paths of flow x ratio
+    from scipy.sparse import csr_matrix
+
+    per_pair = csr_matrix((x[used][usage.row] * usage.data, (owner[usage.row], usage.col)),
+                          shape=(p.npairs, p.m2))
+    per_pair.sum_duplicates()
+    asrc, adst = p.topo.arc_src.tolist(), p.topo.arc_dst.tolist()
+    out: List[Tuple[int, Key]] = []
+    ptr, ind, val = per_pair.indptr, per_pair.indices, per_pair.data
+    pf = np.asarray(sr.pair_flow, dtype=np.float64)
+    for i in np.flatnonzero(np.diff(ptr)).tolist():
+        flow = dict(zip(ind[ptr[i]:ptr[i + 1]].tolist(), val[ptr[i]:ptr[i + 1]].tolist()))
+        t = int(p.T[i])
+        for arcs, _ in source_paths(asrc, adst, int(p.S[i]), flow, {t: float(pf[i])},
+                                    tol).get(t, []):
+            out.append((i, arcs))
+    return out
 
 
 def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,

@@ -9,7 +9,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -75,6 +75,9 @@ class MaxFlowResult:
     solver: str = "highs"
     path_pair: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     subflows: Optional[int] = None
+    #: The columns as the model keys them (same order as ``paths``): an sr-path's router ids
+    #: ``(s, w1, ..., t)``, a concrete path's arc ids; ``None`` where no column generation ran
+    keys: Optional[Sequence[Any]] = None
     #: With ``keep_state``: the finished column generation (a
     #: :class:`~tpcstudy.models.colgen.Snapshot`: its columns, their arc usage and the final
     #: basis) to start a similar LP from, e.g. after a failure
