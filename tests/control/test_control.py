@@ -192,12 +192,63 @@ def test_transition_safe_orders_paths_that_work_before_the_igp():
     t = square()
     base, plan = base_table(t)
     g = without_links(t, [(0, 1)])
-    # A->C over B (crosses A-B) and over D: the one over D first; B->A direct (crosses) dropped
-    # to the back, B->C->D->A first
+    # A->C over B (crosses A-B) and over D: the one over D first (the one over B goes A-D-C-B-C
+    # on the failed graph, a route through C twice: it cannot be pinned and stays, behind);
+    # B->A direct (crosses) routes B-C-D-A on the failed graph, which its other path [C, D, A]
+    # pins already: that path gets both weights, 1 + 1
     out = transition_safe(base, g, t, frozenset({(0, 1)}))
     by = {(e.source, e.destination): e for e in out.entries}
     assert [p.waypoints for p in by["A", "C"].paths] == [["D", "C"], ["B", "C"]]
-    assert [p.waypoints for p in by["B", "A"].paths] == [["C", "D", "A"], ["A"]]
+    assert [(p.waypoints, p.weight) for p in by["B", "A"].paths] == [(["C", "D", "A"], 2.0)]
+
+
+def test_transition_safe_pins_every_route_of_a_path_over_the_cut():
+    """The six-paths cut (A-P1, the IGP's path): the reoptimised LP gives C1 -> S1 its plain
+    path (one segment, S1) at weight 5, which the failed graph routes over P2..P6 (ECMP, 1/5
+    each) and the intact routing over P1. It becomes five paths [Pj, S1] at weight 1 (C1 -> Pj
+    is C1-A-Pj at cost 11 on both graphs, C1-A-P1-B-Pj costs 13; Pj -> S1 is Pj-B-S1), so the
+    connections the swap moves spread over the five links; until 2026-11-27 they all went to
+    one path, C1-A-P2-B-S1 pinned hop by hop, beside C2's three, and 1-2 of the 7 on that link
+    stayed in backoff to the end of the run. A small safe path beside a heavy unsafe one gets
+    its share of it (C2 -> S2: [P3, S2] 0.5 + 2.5 / 5), the other routes follow; nothing is
+    held back, so the settle push changes nothing."""
+    from tpcstudy.control.tables import branches, pin, transition_safe
+    from tpcstudy.emulate.network.handmade import six_paths
+
+    sc = six_paths()
+    t, plan = sc.topology, sc.plan
+
+    def path(src, wps, w):
+        return PathRecord([src] + wps, [plan.loopback(x) for x in wps], list(wps), 0, 0, 0,
+                          weight=w)
+
+    cut = (t.index_of("A"), t.index_of("P1"))
+    g = without_links(t, [cut])
+    ids = [t.index_of(x) for x in ("C1", "A", "P2", "B", "S1")]
+    routes = branches(g, "C1", ["S1"])
+    assert routes is not None and sorted(r for r, _ in routes) == sorted(
+        [ids[:2] + [t.index_of(f"P{j}")] + ids[3:] for j in range(2, 7)])
+    assert all(abs(share - 0.2) < 1e-12 for _, share in routes)
+    assert branches(t, "C1", ["S1"]) == [([ids[0], ids[1], t.index_of("P1"), ids[3], ids[4]],
+                                          1.0)]
+    assert pin(t, g, ids) == [t.index_of("P2"), t.index_of("S1")]
+    assert pin(t, g, ids[:2] + [ids[1]]) is None  # a route through A twice
+    now = PathTable("six-paths", [
+        Entry("C1", "S1", plan.prefixes["S1"][0], [path("C1", ["S1"], 5.0)]),
+        Entry("C2", "S2", plan.prefixes["S2"][0], [path("C2", ["P3", "S2"], 0.5),
+                                                   path("C2", ["S2"], 2.5)])],
+        plan, k=4, max_paths=8)
+    held = transition_safe(now, g, t, frozenset({cut}), hold_unsafe=True)
+    full = transition_safe(now, g, t, frozenset({cut}))
+    by = {(e.source, e.destination): e for e in held.entries}
+    c1, c2 = by["C1", "S1"].paths, by["C2", "S2"].paths
+    assert [p.waypoints for p in c1] == [[f"P{j}", "S1"] for j in range(2, 7)]
+    assert [p.weight for p in c1] == pytest.approx([1.0] * 5, abs=1e-12)
+    assert [p.waypoints for p in c2] == [["P3", "S2"]] + [[f"P{j}", "S2"] for j in (2, 4, 5, 6)]
+    assert [p.weight for p in c2] == pytest.approx([1.0] + [0.5] * 4, abs=1e-12)
+    assert by["C1", "S1"].paths[0].nodes == ["C1", "A", "P2", "B", "S1"]
+    assert host_records(held, "C1", VARIANT) == host_records(full, "C1", VARIANT)
+    assert host_records(held, "C2", VARIANT) == host_records(full, "C2", VARIANT)
 
 
 def test_hold_unsafe_leaves_the_unsafe_paths_out_and_keeps_the_safe_slots():
@@ -411,11 +462,16 @@ def _slots(records, plan):
 
 def test_loop_both_pushes_twice_same_slots_then_the_weights():
     """Hand-worked on the house, A-B cut, reoptimised: A's entry to C gets the failed graph's
-    paths over D, direct and over B; only the one over D avoids A-B on the routes the routers
-    use until the IGP re-converges (A->C direct is ECMP over B and D; A->B goes over the cut):
-    at the event it alone is pushed; once the IGP has re-converged it keeps slot 0 and the
-    others follow. B's entry to A likewise (over
-    E safe; direct and over C not); D's entry never crossed A-B and is never pushed."""
+    paths [C] (A-D-C there) and [B, C] (A-E-B-C), both weight 1; neither avoids A-B on the
+    routes the routers use until the IGP re-converges (A->C is ECMP over B and D, A->B the cut
+    itself), so each is replaced by its route on the failed graph pinned to route alike
+    before the IGP: [D, C] (A->C would still take B) and [E, C] (A->B is the cut; E->C is E-B-C
+    on both). B's entry to A likewise: [A] (B-E-A) as [E, A], [C, A] (B-C-D-A) as [C, D, A]
+    (B->D and C->A are ECMP over the cut). Every path is pinned, nothing is held back: the
+    event's push has the LP's every route at its weight, and the settle step once the IGP has
+    re-converged finds nothing to change (until 2026-11-27 the event's push had one path per
+    entry, [D, C] and [E, A], and the settle push added the others behind them). D's entry
+    never crossed A-B and is never pushed."""
     ctl, fake, base = _controller()
     plan = ctl.state.plan
     igp = FakeIgp()
@@ -426,14 +482,13 @@ def test_loop_both_pushes_twice_same_slots_then_the_weights():
     out: list = []
     loop.run(stop, lambda r: out.append((src.i, r)))
     assert [(i, r["events"][0]["kind"], r["pushed"]) for i, r in out] == [
-        (1, "down", ["A", "B"]), (3, "igp re-converged", ["A", "B"])]
+        (1, "down", ["A", "B"]), (3, "igp re-converged", [])]
     assert loop.handled == 1 and loop.events == [ev("down", 0.0)]
     assert igp.asked and max(igp.asked) == 0.0  # asked about the event's time
-    first, later = dict(fake.pushed[:2]), dict(fake.pushed[2:])
-    assert _slots(first["A"], plan)["C"] == [(["D", "C"], 1.0)]
-    assert _slots(first["B"], plan)["A"] == [(["E", "A"], 1.0)]
-    assert _slots(later["A"], plan)["C"] == [(["D", "C"], 1.0), (["C"], 1.0), (["B", "C"], 1.0)]
-    assert _slots(later["B"], plan)["A"] == [(["E", "A"], 1.0), (["A"], 1.0), (["C", "A"], 1.0)]
+    assert len(fake.pushed) == 2
+    first = dict(fake.pushed)
+    assert _slots(first["A"], plan)["C"] == [(["D", "C"], 1.0), (["E", "C"], 1.0)]
+    assert _slots(first["B"], plan)["A"] == [(["E", "A"], 1.0), (["C", "D", "A"], 1.0)]
     assert ctl.state.hold_unsafe is False  # a step's hold does not leak into the state
     from tpcstudy.control.run import format_record
     assert " down A-B (test:0.0): links down A-B; detect " in format_record(out[0][1])
@@ -455,7 +510,7 @@ def test_loop_event_and_igp_push_once_with_every_weight(at, when):
     loop.run(stop, lambda r: out.append((src.i, r["events"][0]["kind"])))
     assert out == [(when, "down")]
     assert _slots(dict(fake.pushed)["A"], ctl.state.plan)["C"] == [
-        (["D", "C"], 1.0), (["C"], 1.0), (["B", "C"], 1.0)]
+        (["D", "C"], 1.0), (["E", "C"], 1.0)]  # pinned (test_loop_both_pushes_twice_...)
     ctl.close()
 
 
@@ -478,8 +533,8 @@ def test_loop_up_again_restores_the_intact_records():
 
 def test_control_cli_events_on_stdin_both_then_settles(zoo_installed, tmp_path):
     """``tpcstudy control --events - --push command --controller-at both``: no emulated IGP, so
-    the real one is taken to re-converge --igp-delay after the event: two pushes per host whose
-    table changed (the held weights at once, then the weights), both logged; the end of the
+    the real one is taken to re-converge --igp-delay after the event: the held table at once, then
+    the settle step (a push of the held paths where any were held), both logged; the end of the
     events waits for the second. ``--controller-at igp``: one push, after the delay."""
     import subprocess
 
@@ -497,7 +552,9 @@ def test_control_cli_events_on_stdin_both_then_settles(zoo_installed, tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     docs = [json.loads(x) for x in p.stdout.splitlines()]
     assert [d["events"][0]["kind"] for d in docs] == ["down", "igp re-converged"]
-    assert docs[0]["pushed"] and not docs[0]["failed"] and docs[1]["pushed"]
+    assert docs[0]["pushed"] and not docs[0]["failed"]
+    # every path of the affected entries over the cut could be pinned (transition_safe): the
+    # first push holds nothing back, the settle step finds nothing left to push
     assert set(docs[1]["pushed"]) <= set(docs[0]["pushed"])
     assert "controller at both" in p.stderr
     p = subprocess.run(base + ["--controller-at", "igp"] + cmd,

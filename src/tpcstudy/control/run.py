@@ -14,9 +14,11 @@ When the controller pushes, relative to the network's IGP re-converging (``--con
 - ``event``: each event handled at once with every weight;
 - ``igp``: the events held until the IGP has installed their routes, then handled together;
 - ``both`` (the default): each event handled at once without the paths whose segments still
-  route over a down link (``TableState.hold_unsafe``: a connection on one moves), then, once the
-  IGP has re-converged after the last of them, one *settle* step: the same paths in the same
-  slots followed by those (so no connection moves; new ones use every path).
+  route over a down link and could not be pinned to their failed-graph routes
+  (:func:`~.tables.transition_safe`; ``TableState.hold_unsafe``: a connection on one moves),
+  then, once the IGP has re-converged after the last of them, one *settle* step: the same paths
+  in the same slots followed by those (so no connection moves; new ones use every path; nothing
+  to push when every path was pinned).
 
 "The IGP has re-converged" is the emulated IGP's word
 (:meth:`tpcstudy.emulate.network.igp.Igp.settled`) when the controller plays it

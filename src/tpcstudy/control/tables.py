@@ -31,7 +31,8 @@ from ..paths import segment_ratios
 from ..topology import Topology, component_labels, without_links
 
 __all__ = ["REACTIONS", "failed_graph", "transition_safe", "keep_unaffected", "connected_pairs",
-           "reoptimised_table", "hosts_table", "host_records", "push_plan", "TableState", "path_arcs"]
+           "reoptimised_table", "hosts_table", "host_records", "push_plan", "TableState", "path_arcs",
+           "branches", "pin"]
 
 REACTIONS = ("reoptimised", "hosts")
 Link = Tuple[int, int]
@@ -82,26 +83,142 @@ def reoptimised_table(topo: Topology, plan: AddressPlan, pairs: Sequence[Tuple[s
             else table)
 
 
+def _segment_links(topo: Topology, u: int, v: int) -> Set[Link]:
+    """The directed router pairs ``(a, b)`` of segment ``u -> v``'s ECMP DAG on ``topo``
+    (empty when ``v`` is unreachable)."""
+    _, arcs, _ = segment_ratios(topo, np.array([u], dtype=np.int32),
+                                np.array([v], dtype=np.int32))
+    return {(int(topo.arc_src[a]), int(topo.arc_dst[a])) for a in arcs.tolist()}
+
+
+def branches(topo: Topology, source: str, waypoints: Sequence[str], *, limit: int = 8
+             ) -> Optional[List[Tuple[List[int], float]]]:
+    """The routes the sr-path ``source`` -> ``waypoints`` takes on ``topo``: every branch of
+    its segments' ECMP DAGs (router ids, source first) with its share of the path's traffic
+    (the product of the even splits along it; the shares sum to 1). None when there are more
+    than ``limit`` branches or a waypoint is unreachable."""
+    hops = [topo.index_of(source)] + [topo.index_of(w) for w in waypoints]
+    routes: List[Tuple[List[int], float]] = [([hops[0]], 1.0)]
+    for u, v in zip(hops[:-1], hops[1:]):
+        if u == v:
+            continue
+        _, arcs, frac = segment_ratios(topo, np.array([u], dtype=np.int32),
+                                       np.array([v], dtype=np.int32))
+        if not len(arcs):
+            return None
+        out: Dict[int, List[Tuple[int, float]]] = {}
+        for a, f in zip(arcs.tolist(), frac.tolist()):
+            out.setdefault(int(topo.arc_src[a]), []).append((int(topo.arc_dst[a]), float(f)))
+        seg: List[Tuple[List[int], float]] = []
+        stack: List[Tuple[List[int], float]] = [([u], 1.0)]
+        while stack:
+            nodes, share = stack.pop()
+            x = nodes[-1]
+            if x == v:
+                seg.append((nodes, share))
+                if len(seg) > limit:
+                    return None
+                continue
+            nxt = out.get(x, [])
+            total = sum(f for _, f in nxt)
+            for y, f in reversed(nxt):  # (popped in arc order)
+                stack.append((nodes + [y], share * f / total))
+        routes = [(r + s[1:], a * b) for r, a in routes for s, b in seg]
+        if len(routes) > limit:
+            return None
+    return routes
+
+
+def pin(routed: Topology, failed: Topology, nodes: Sequence[int]) -> Optional[List[int]]:
+    """The waypoints (router ids, the last router of ``nodes`` last) that send a packet along
+    the simple route ``nodes`` on ``routed`` and on ``failed`` alike: each segment as long as
+    its ECMP DAG on both is the route's own stretch (greedy, the farthest router first). None
+    when the route repeats a router or a one-link segment already strays on one of them."""
+    if len(set(nodes)) != len(nodes) or len(nodes) < 2:
+        return None
+    wps: List[int] = []
+    i = 0
+    while i < len(nodes) - 1:
+        best = None
+        for j in range(len(nodes) - 1, i, -1):
+            own = {(nodes[k], nodes[k + 1]) for k in range(i, j)}
+            if all(_segment_links(g, nodes[i], nodes[j]) <= own for g in (routed, failed)):
+                best = j
+                break
+        if best is None:
+            return None
+        wps.append(nodes[best])
+        i = best
+    return wps
+
+
+def _pinned_branches(table: PathTable, failed: Topology, routed: Topology, source: str,
+                     p: PathRecord) -> Optional[List[PathRecord]]:
+    """Path ``p`` (of the failed graph's table) as the routes it takes on ``failed``, each
+    pinned by waypoints that route it the same way on ``routed`` (so it works before the IGP
+    re-converges and after) and weighted by ``p``'s weight times the route's ECMP share; None
+    when a route cannot be pinned (or there are more than 8)."""
+    routes = branches(failed, source, p.waypoints)
+    if not routes:
+        return None
+    names = failed.names
+    out = []
+    for nodes, share in routes:
+        wps = pin(routed, failed, nodes)
+        if wps is None or len(wps) > 9:
+            return None
+        hops = [names[w] for w in wps]
+        out.append(PathRecord([names[n] for n in nodes], [table.plan.loopback(w) for w in hops],
+                              hops, p.bw_mbps, p.delay_ms, p.igp_cost, weight=p.weight * share))
+    return out
+
+
 def transition_safe(table: PathTable, failed: Topology, routed: Topology,
                     down: FrozenSet[Link], *, hold_unsafe: bool = False) -> PathTable:
     """``table`` (paths of the failed graph) with, in each entry, first the paths whose route
     avoids the down links on ``routed`` as well (they work before the IGP re-converges and
-    after), in their order, then the others. An entry with no such path gets one in front: its
-    shortest path on the failed graph with every router a waypoint (each segment one link, so
-    every routing sends it the same way), when it has at most the SRH's 9 segments. A connection
-    the swap moves goes to its entry's first valid slot: one that is not a black hole. With
-    ``hold_unsafe`` the other paths are left out (when the entry has a weighted safe path) until
-    a later table, the same safe paths in the same slots followed by the others, is pushed once
-    the IGP has re-converged: no slot of the held table routes over a down link, so the agent
-    keeps no connection on one (it keeps a connection whose slot holds the same SRH, whatever
-    that slot's weight: a path held at weight 0 in its old slot would keep its connections in
-    the black hole), and the later table moves no connection."""
+    after), in their order, then the others. A path of weight > 0 that does not avoid them is
+    replaced, after the safe ones, by the routes it takes on the failed graph (its segments'
+    ECMP branches), each pinned by waypoints that route it alike on ``routed``, at its share of
+    the path's weight (:func:`_pinned_branches`; one equal to a path already there adds its
+    weight to it), when every branch can be pinned and the entry's 8 slots hold them: after the
+    IGP they route as the path did, and before it they already work, so the connections a swap
+    moves spread over the entry's routes in the LP's proportions at once. (Until 2026-11-27 an
+    entry with no safe path got one path in front, its first path's shortest route with every
+    router a waypoint, at the whole weight: on six-paths every connection of C1 -> S1, whose one
+    path was the plain IGP route, ECMP over P2..P6 on the failed graph, moved onto the route over
+    P2 beside three of C2's and stayed there: 7 connections on one link, 12 % of its packets
+    dropped, the backed-off retransmissions of 1-2 of them lost to the end of the run.) An entry
+    with still no safe path gets that one path in front. A connection the swap moves
+    goes to a slot of its entry: one that is not a black hole. With ``hold_unsafe`` the
+    remaining others are left out (when the entry has a weighted safe path) until a later table,
+    the same safe paths in the same slots followed by the others, is pushed once the IGP has
+    re-converged: no slot of the held table routes over a down link, so the agent keeps no
+    connection on one (it keeps a connection whose slot holds the same SRH, whatever that slot's
+    weight: a path held at weight 0 in its old slot would keep its connections in the black
+    hole), and the later table moves no connection."""
     bad = {a for a in range(2 * routed.num_links)
            if _key(int(routed.arc_src[a]), int(routed.arc_dst[a])) in down}
     entries = []
     for e in table.entries:
         safe = [p for p in e.paths if not (path_arcs(routed, e.source, p.waypoints) & bad)]
-        rest = [p for p in e.paths if p not in safe]
+        unsafe = [p for p in e.paths if p not in safe]
+        rest = []
+        for p in unsafe:
+            subs = _pinned_branches(table, failed, routed, e.source, p) if p.weight > 0 \
+                else None
+            at = {tuple(q.waypoints): i for i, q in enumerate(safe)}
+            if subs is None or len(safe) + len({tuple(q.waypoints) for q in subs}
+                                               - set(at)) > 8:
+                rest.append(p)
+                continue
+            for q in subs:
+                i = at.get(tuple(q.waypoints))
+                if i is None:
+                    at[tuple(q.waypoints)] = len(safe)
+                    safe.append(q)
+                else:
+                    safe[i] = dataclasses.replace(safe[i], weight=safe[i].weight + q.weight)
         if not safe and e.paths:
             nodes = list(e.paths[0].nodes)
             hops = nodes[1:]
