@@ -45,7 +45,9 @@ def phases(path: Path) -> List[Tuple[str, float]]:
     reading = _ct(st, "io/readers.py", "read_topology")
     pruning = _ct(st, "tpcstudy/topology.py", "prune")
     pairs = _ct(st, "tpcstudy/pairs.py", "heavy_pairs")
-    lp = _ct(st, "maxflow/__init__.py", "max_flow")
+    lp = _ct(st, "models/maxflow.py", "max_flow")
+    if not lp:  # a moved module would leave the LPs in "the rest" and the Python share negative
+        raise SystemExit("the profile has no tpcstudy.models.maxflow.max_flow: update phases()")
     solving = _tt(st, lambda k: "highspy" in k[2] or "highspy" in k[0])
     core = _tt(st, lambda k: "/tpcstudy/paths/" in k[0])  # the wrappers around core calls
     writing = (_ct(st, "study/store.py", "put") + _ct(st, "study/store.py", "flush")
