@@ -68,14 +68,7 @@ class HighsModel(ModelBase):
         on the large ones (10,000 columns x 1,600 rows) that dominate a study's run time, both
         cold and warm-started after adding columns; 6.4 s vs 9.2 s summed over 16 runs.
     options
-        Extra HiGHS options (``{"presolve": "on"}``, ...), set verbatim.
-
-    Presolve is off unless asked for: it runs only before a model's first solve (re-solves
-    start from the basis), and on the max-flow masters it cost more than it saved (Zoo Kdl, the
-    README job's eight LPs: HiGHS 2.39 s with it, 1.98 s without; the minimum-MLU LPs of six
-    REPETITA instances, Cogentco, GtsCe, TataNld, Ion, Geant2012, Abilene: the same time either
-    way, 13.8-14.6 s). The optimum is the same; among several optimal vertices another may be
-    reached (the main job's ``used_paths_max`` differs in 107 of 2,088 rows).
+        Extra HiGHS options (``{"presolve": "off"}``, ...), set verbatim.
     """
 
     name = "highs"
@@ -92,7 +85,6 @@ class HighsModel(ModelBase):
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("simplex_strategy", _SIMPLEX_STRATEGY[simplex])
         h.setOptionValue("random_seed", 0)
-        h.setOptionValue("presolve", "off")
         self._simplex = simplex
         self._solved = False
         self._codes = np.array(sorted(highspy.HighsBasisStatus.__members__.values(), key=int),
