@@ -302,6 +302,47 @@ def test_the_sifting_batch_follows_the_lp_rows(monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_sr_from_the_ecmp_lp(seed):
+    """sr started from the ecmp optimum of the same pairs (its final LP and basis: sr's first
+    LP) reaches the cold sr optimum for k = 2..4, with and without demand bounds, and its first
+    LP takes no simplex pivot; an ecmp result without its state, of other pairs or other
+    demands is refused."""
+    import tpcstudy.lp.highs as H
+
+    t = _random_topology(seed + 700, n=9, extra=6)
+    n = t.num_nodes
+    rng = np.random.default_rng(seed)
+    pairs = [(s, u) for s in range(n) for u in range(n) if s != u and rng.random() < 0.5]
+    dem = rng.uniform(0.2, 3.0, len(pairs)) if seed % 2 else None
+    ecmp = max_flow(t, pairs, model="ecmp", demands=dem, keep_state=True)
+    for k in (2, 3, 4):
+        cold = max_flow(t, pairs, model="sr", k=k, demands=dem)
+        pivots = []
+        real = H.HighsModel.solve
+
+        def spy(self, time_limit=None, real=real, pivots=pivots):
+            r = real(self, time_limit)
+            pivots.append(r.iterations)
+            return r
+
+        H.HighsModel.solve = spy
+        try:
+            got = max_flow(t, pairs, model="sr", k=k, demands=dem, ecmp_solution=ecmp)
+        finally:
+            H.HighsModel.solve = real
+        assert got.ok and got.value == pytest.approx(cold.value, rel=1e-9), k
+        assert pivots[0] == 0 and got.k == k
+        assert float(np.sum(got.flows)) == pytest.approx(got.value, rel=1e-9)
+    with pytest.raises(UsageError, match="ecmp_solution"):
+        max_flow(t, pairs, model="sr", ecmp_solution=max_flow(t, pairs, model="ecmp",
+                                                               demands=dem))
+    with pytest.raises(UsageError, match="ecmp_solution"):
+        max_flow(t, pairs[1:], model="sr", ecmp_solution=ecmp)
+    with pytest.raises(UsageError, match="ecmp_solution"):
+        max_flow(t, pairs, model="sr", demands=np.full(len(pairs), 0.5), ecmp_solution=ecmp)
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_mcf_from_an_sr_optimum(seed):
     """mcf started from an sr optimum (its routing traced into simple paths) reaches the cold
     mcf optimum, with and without demand bounds and for sr's k = 1..3; the traced paths are

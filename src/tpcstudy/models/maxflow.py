@@ -49,6 +49,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              time_limit: Optional[float] = None, write_lp: Optional[str] = None,
              max_iterations: int = MAX_ITERATIONS, multipath: str = "cg", subflows: int = 8,
              seed: int = 0, sr_solution: Optional[MaxFlowResult] = None,
+             ecmp_solution: Optional[MaxFlowResult] = None,
              initial_columns: Optional[Sequence[Sequence[Any]]] = None,
              fixed_columns: bool = False, segments: Optional[SegmentRatios] = None,
              pool_columns: Optional[Sequence[Sequence[Any]]] = None,
@@ -92,6 +93,11 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         generation starts at (or near) sr's value. The optimum is the same; mcf equals sr k=4
         in every draw of the README's job, whose mcf LPs took 2.2 s so and 1.4 s from sr
         (Kdl 1 %: 0.58 -> 0.16 s, 19 -> 10 rounds).
+    ecmp_solution
+        For ``"sr"``: the ``"ecmp"`` result of the same pairs, topology and demands, solved
+        with ``keep_state=True``. sr's starting columns are ecmp's (each pair's direct
+        sr-path), so its first LP is that result's final LP, from its basis: one solve less
+        (the optimum is the same).
     initial_columns
         ``ecmp``, ``sr``, ``multipath`` and ``mcf``: further starting columns as router
         sequences ``(s, ..., t)`` (sr-paths: source, waypoints, target; multipath and mcf: every
@@ -140,7 +146,7 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
                 more = more + models.path_keys(topo, S, T, pool_columns, concrete)
         res = _solve_from(p, model, k, more, fixed_columns, warm)
     else:
-        res = _solve(p, model, k, multipath, subflows, seed, sr_solution)
+        res = _solve(p, model, k, multipath, subflows, seed, sr_solution, ecmp_solution)
     return _units(res, scale)
 
 
@@ -200,10 +206,22 @@ def _units(res: MaxFlowResult, scale: float) -> MaxFlowResult:
 
 
 def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: int,
-           sr_solution: Optional[MaxFlowResult]) -> MaxFlowResult:
+           sr_solution: Optional[MaxFlowResult],
+           ecmp_solution: Optional[MaxFlowResult] = None) -> MaxFlowResult:
     if model == "ecmp":
         return models.sr(p, 1, "ecmp")
     if model == "sr":
+        if ecmp_solution is not None:
+            st = ecmp_solution.state
+            d = None if st is None else st.demands
+            if (ecmp_solution.model != "ecmp" or st is None or ecmp_solution.pairs != p.names
+                    or st.usage.shape[1] != p.m2 or (d is None) != (p.demands is None)
+                    or (d is not None and p.demands is not None
+                        and not np.allclose(d / p.scale, p.demands, rtol=1e-12, atol=0.0))):
+                raise UsageError("ecmp_solution is not an ecmp result of these pairs, topology "
+                                 "and demands solved with keep_state=True")
+            return models.sr(p, segment_limit(k), "sr",
+                             after=(st, np.arange(p.m2, dtype=np.int64), None))
         return models.sr(p, segment_limit(k), "sr")
     if model == "multipath":
         return models.multipath_dag(p) if multipath == "dag" else models.multipath(p)
