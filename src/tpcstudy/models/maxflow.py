@@ -52,7 +52,6 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
              ecmp_solution: Optional[MaxFlowResult] = None,
              initial_columns: Optional[Sequence[Sequence[Any]]] = None,
              fixed_columns: bool = False, segments: Optional[SegmentRatios] = None,
-             pool_columns: Optional[Sequence[Sequence[Any]]] = None,
              keep_state: bool = False) -> MaxFlowResult:
     """Maximum total flow of ``pairs`` on ``topo`` under a forwarding ``model``.
 
@@ -113,10 +112,6 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         (:class:`~tpcstudy.models.oracles.SegmentRatios`, e.g. those of a network before a
         failure that the failure left unchanged, :meth:`~.oracles.SegmentRatios.after_failure`);
         only the others are computed (and added to it). The value is the same.
-    pool_columns
-        With ``initial_columns``: further starting columns (the same form) that wait in the
-        pool and enter the LP only when they price out, e.g. the columns a solve before a
-        failure generated but did not use. The value is the same.
     keep_state
         ``ecmp``, ``sr`` and ``mcf``: keep the finished column generation (its columns, their
         arc usage, the final basis) in :attr:`MaxFlowResult.state`, to re-solve the same pairs
@@ -142,8 +137,6 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
         if initial_columns is not None:  # the first LP: the columns of the pairs named
             warm = np.zeros(len(S), dtype=bool)
             warm[[i for i, _ in more]] = True
-            if pool_columns and not fixed_columns:
-                more = more + models.path_keys(topo, S, T, pool_columns, concrete)
         res = _solve_from(p, model, k, more, fixed_columns, warm)
     else:
         res = _solve(p, model, k, multipath, subflows, seed, sr_solution, ecmp_solution)
