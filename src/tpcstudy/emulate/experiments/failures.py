@@ -172,16 +172,28 @@ def hit_by_cut(timeline: Sequence[Sequence[float]], t_cut: float, end: float, ga
     :func:`stall`; the state is ``"later"`` instead of ``"ok"`` when the stall began more than
     ``within`` seconds after the cut (congestion on a connection that read through the cut:
     the data past the cut drains from the queues downstream of it sooner), ``"earlier"`` when
-    it began at least ``gap`` before the cut (the connection was already stalled when the link
-    went down: a congestion back-off whose end says nothing of the cut; on Geant2012 a
-    connection whose paths avoid the cut, silent 1.9-3.0 s before it after 4 timeouts, counted
-    recoveries of 0.41-1.57 s until 2026-11-27). A connection that never reads again is lost
-    whenever its stall began."""
+    it began at least ``gap`` before the cut and the connection read on after it (it was
+    already stalled when the link went down: a congestion back-off whose end says nothing of
+    the cut; on Geant2012 a connection whose paths avoid the cut, silent 1.9-3.0 s before it
+    after 4 timeouts, counted recoveries of 0.41-1.57 s until 2026-11-27). Such a connection
+    is hit all the same when, after that stall, it stalls again beginning at most ``within``
+    after the cut (that stall and its end are returned) or never reads again (lost: on
+    six-paths a connection whose ACKs cross the cut may read one retransmission, then no
+    more); a connection that never reads again is lost whenever its stall began."""
     state, v = recovery_time(timeline, t_cut, end, gap)
     st = stall(timeline, t_cut, gap)
     if state == "ok" and st is not None and st[0] > within:
         return "later", v, st
     if state == "ok" and st is not None and st[0] <= -gap:
+        # already stalled at the cut: what the cut did shows after that stall ends (a
+        # connection whose path it crossed stalls again, or never reads again: lost)
+        back = t_cut + st[1]
+        state2, v2 = recovery_time(timeline, back, end, gap)
+        st2 = stall(timeline, back, gap)
+        if state2 == "not recovered":
+            return state2, v2, (st[0], math.inf)
+        if state2 == "ok" and st2 is not None and st2[0] + st[1] <= within:
+            return "ok", v2 + st[1], (st2[0] + st[1], st2[1] + st[1])
         return "earlier", v, st
     return state, v, st
 
