@@ -87,3 +87,29 @@ def test_a_stall_long_after_the_cut_is_not_a_hit():
                                                                 pytest.approx(0.45))
     # reads stop for good: lost, whenever they stopped
     assert hit_by_cut(reads[:20], 10.0, 14.0, 0.1, 0.5)[0] == "not recovered"
+
+
+def test_a_stall_under_way_at_the_cut_is_not_a_hit():
+    # silent from 7.6 s (a back-off 2.4 s before the cut at 10 s), reading again at 11.0 s:
+    # already stalled when the link went down, whatever its end
+    reads = [(7.0 + 0.05 * i, i) for i in range(13)] + [(11.0 + 0.05 * i, 20 + i)
+                                                       for i in range(60)]
+    assert hit_by_cut(reads, 10.0, 14.0, 0.1, 0.5) == ("earlier", pytest.approx(1.0),
+                                                       (pytest.approx(-2.4), pytest.approx(1.0)))
+    # last read 60 ms before the cut (less than --gap-ms): the cut's stall, hit
+    near = [(9.94 - 0.05 * i, 30 - i) for i in range(10)] + [(10.3 + 0.05 * i, 40 + i)
+                                                             for i in range(10)]
+    state, v, st = hit_by_cut(near, 10.0, 14.0, 0.1, 0.5)
+    assert state == "ok" and v == pytest.approx(0.3) and st[0] == pytest.approx(-0.06)
+    # a connection stalled before the cut that never reads again is still lost
+    assert hit_by_cut(reads[:13], 10.0, 14.0, 0.1, 0.5)[0] == "not recovered"
+    # ... and so is one that reads once after it (a hole's retransmission), then no more
+    once = reads[:13] + [(10.2, 20)]
+    assert hit_by_cut(once, 10.0, 14.0, 0.1, 0.5)[0] == "not recovered"
+    # stalled before the cut, reads at 10.2 s, stalls again from 10.25 to 10.6 s: hit by the
+    # cut, recovered 0.6 s after it (the second stall is the cut's)
+    again = reads[:13] + [(10.2, 20), (10.25, 21)] + [(10.6 + 0.05 * i, 30 + i)
+                                                      for i in range(70)]
+    state, v, st = hit_by_cut(again, 10.0, 14.0, 0.1, 0.5)
+    assert state == "ok" and v == pytest.approx(0.6)
+    assert st == (pytest.approx(0.25), pytest.approx(0.6))

@@ -171,11 +171,30 @@ def hit_by_cut(timeline: Sequence[Sequence[float]], t_cut: float, end: float, ga
     """``(state, recovery, stall)``: :func:`~.failover.recovery_time`'s state and seconds, and
     :func:`stall`; the state is ``"later"`` instead of ``"ok"`` when the stall began more than
     ``within`` seconds after the cut (congestion on a connection that read through the cut:
-    the data past the cut drains from the queues downstream of it sooner)."""
+    the data past the cut drains from the queues downstream of it sooner), ``"earlier"`` when
+    it began at least ``gap`` before the cut and the connection read on after it (it was
+    already stalled when the link went down: a congestion back-off whose end says nothing of
+    the cut; on Geant2012 a connection whose paths avoid the cut, silent 1.9-3.0 s before it
+    after 4 timeouts, counted recoveries of 0.41-1.57 s until 2026-11-27). Such a connection
+    is hit all the same when, after that stall, it stalls again beginning at most ``within``
+    after the cut (that stall and its end are returned) or never reads again (lost: on
+    six-paths a connection whose ACKs cross the cut may read one retransmission, then no
+    more); a connection that never reads again is lost whenever its stall began."""
     state, v = recovery_time(timeline, t_cut, end, gap)
     st = stall(timeline, t_cut, gap)
     if state == "ok" and st is not None and st[0] > within:
         return "later", v, st
+    if state == "ok" and st is not None and st[0] <= -gap:
+        # already stalled at the cut: what the cut did shows after that stall ends (a
+        # connection whose path it crossed stalls again, or never reads again: lost)
+        back = t_cut + st[1]
+        state2, v2 = recovery_time(timeline, back, end, gap)
+        st2 = stall(timeline, back, gap)
+        if state2 == "not recovered":
+            return state2, v2, (st[0], math.inf)
+        if state2 == "ok" and st2 is not None and st2[0] + st[1] <= within:
+            return "ok", v2 + st[1], (st2[0] + st[1], st2[1] + st[1])
+        return "earlier", v, st
     return state, v, st
 
 
@@ -423,7 +442,7 @@ class Failures(Experiment):
             r = tr.transfers[f.id]
             state_, v, gap = hit_by_cut(r.timeline, t_cut, end, st.gap_ms / 1000.0,
                                         st.hit_within)
-            later = state_ == "later"
+            later = state_ in ("later", "earlier")  # not the cut's stall
             if r.error or state_ == "not recovered":
                 lost += 1
                 hit += 1
@@ -436,7 +455,8 @@ class Failures(Experiment):
             # per stalled connection: its pair, the stall (last read before, first after, from
             # the cut), the sender's RTO and smoothed RTT at the end, the segments it
             # retransmitted over the run, the timeouts the stall spans (an estimate), and
-            # whether it counts as hit (0: a stall beginning after --hit-within)
+            # whether it counts as hit (0: a stall beginning after --hit-within, or one under
+            # way at least --gap-ms before the cut)
             info = r.tcp_info
             rto = info.get("rto_us", 0) / 1e6
             c = by_id[f.id]
