@@ -77,9 +77,9 @@ HUB_ROWS_MAX = 12_000
 SMALL_LP = 1_000
 #: A core of at least this many arcs per router (3.5: a mean degree of 3.5 links) is solved by
 #: the primal simplex (:func:`_options`). Measured on REPETITA's 228 arc LPs with a core, both
-#: simplex methods, the same optimum: on the 23 such cores the primal took 0.86-2.08x less time
-#: (BtNorthAmerica 42 against 88 ms, Chinanet 4.4 against 8.0 ms, AttMpls 11 against 16 ms;
-#: four 3-14 % slower); on sparser cores it loses up to 9x (GtsCe, Cogentco, Interoute).
+#: simplex methods, the same optimum: on the 23 such cores the primal was faster on 16 (up to
+#: 2.08x: BtNorthAmerica 42 against 88 ms, Chinanet 4.4 against 8.0 ms, AttMpls 11 against 16
+#: ms), even on 2, 3-14 % slower on 5; on sparser cores it loses up to 9x (GtsCe, Cogentco).
 DENSE_CORE = 3.5
 #: A column's entries: its tail's row, its head's, its arc's.
 _SIGNS = np.asarray([-1.0, 1.0, 1.0])
