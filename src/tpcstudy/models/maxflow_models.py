@@ -228,12 +228,20 @@ def sr_mptcp(p: Problem, k: int, subflows: int, full: Optional[MaxFlowResult] = 
         full.model = "sr+mptcp"
         return full
     topo = p.topo
-    keep: List[Tuple[int, Key]] = []
     flows = np.asarray(full.flows)
-    for i in range(p.npairs):
-        idx = np.flatnonzero(full.path_pair == i)
-        best = idx[np.lexsort((idx, -flows[idx]))][:int(subflows)]  # most flow first, then order
-        keep.extend((i, tuple(topo.index_of(v) for v in full.paths[j])) for j in sorted(best))
+    owner = np.asarray(full.path_pair, dtype=np.int64)
+    n = len(owner)
+    # per pair its K columns of most flow (ties: the earlier), in column order; grouped by one
+    # sort (a scan per pair was pairs x columns)
+    order = np.lexsort((np.arange(n), -flows, owner))
+    counts = np.bincount(owner, minlength=p.npairs)
+    rank = np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)
+    best = order[rank < int(subflows)]
+    best = best[np.lexsort((best, owner[best]))]
+    keys = full.keys  # (the same columns as ids; names only for a result that has none)
+    keep: List[Tuple[int, Key]] = [
+        (int(owner[j]), tuple(keys[j]) if keys is not None
+         else tuple(topo.index_of(v) for v in full.paths[j])) for j in best.tolist()]
     oracle = Oracle(topo, p.S, p.T, "sr", k, p.segments)
     res = column_generation(p, "sr+mptcp", [None] * p.npairs, oracle.usage, None, oracle.names,
                             keep)
