@@ -10,6 +10,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 void bind_paths(nanobind::module_&);  // bindings/paths.cpp
+void bind_gml(nanobind::module_&);    // bindings/gml.cpp
 
 using I32In = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using F64In = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
@@ -47,4 +48,5 @@ NB_MODULE(_core, m) {
           "Component label of every node: the smallest node id of its component.");
 
     bind_paths(m);
+    bind_gml(m);
 }
