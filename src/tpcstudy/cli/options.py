@@ -11,8 +11,6 @@ import sys
 import time
 from typing import Any, Callable, Dict, Iterable, List, NoReturn, Optional, Tuple, TypeVar
 
-from tqdm import tqdm
-
 from ..errors import UsageError
 from ..io import ZOO
 from ..io.specs import data_spec
@@ -262,6 +260,8 @@ def progress(iterable: Iterable[T], total: Optional[int], desc: str, enabled: bo
     """A tqdm bar on stderr over ``iterable`` (only on a terminal), or the iterable itself."""
     if not enabled:
         return iterable
+    from tqdm import tqdm  # ~50 ms to import: only a bar needs it
+
     return tqdm(iterable, total=total, desc=desc, unit="topo", file=sys.stderr, leave=False,
                 disable=None)
 

@@ -31,8 +31,6 @@ import shutil
 import sys
 import tarfile
 import tempfile
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Type
@@ -139,6 +137,9 @@ class Dataset:
         raise NotImplementedError
 
     def _download(self, url: str) -> bytes:
+        import urllib.error  # ~30 ms to import: only a download needs it
+        import urllib.request
+
         try:
             with urllib.request.urlopen(url, timeout=_TIMEOUT) as resp:  # noqa: S310 (http/https only)
                 data: bytes = resp.read()

@@ -39,6 +39,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import uuid
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_as_completed
@@ -53,7 +54,7 @@ from ..io import remove_dead_temporaries, temp_prefix
 from ..linux import die_with_parent
 
 __all__ = ["EXECUTORS", "FutureLike", "TaskExecutor", "InlineExecutor", "ProcessExecutor",
-           "DaskExecutor", "make_executor", "executor_scope", "worker_threads"]
+           "DaskExecutor", "make_executor", "executor_scope", "worker_threads", "start_method"]
 
 #: The executor kinds (``--executor``).
 EXECUTORS = ("local", "process", "dask")
@@ -160,29 +161,59 @@ def _run_marked(fn: Callable[..., Any], args: Tuple[Any, ...]) -> Any:
                 os.unlink(mark)
 
 
-class ProcessExecutor:
-    """A ``ProcessPoolExecutor`` with ``jobs`` workers started by ``spawn``.
+def start_method() -> str:
+    """How a pool started now would start its workers: ``fork`` where that is safe, else
+    ``spawn``.
 
-    ``spawn`` (not ``fork``) because a forked child of a process in which HiGHS has started
-    its thread pool can deadlock.  Workers ignore SIGINT and SIGTERM and die with the parent
-    (``PR_SET_PDEATHSIG`` on Linux); :meth:`shutdown` with ``cancel=True`` kills them. When a
-    worker dies (killed, out of memory), :meth:`running` names the tasks the pool was running
-    and :meth:`recover` starts a fresh pool for the rest. Each worker's core calls run at most
-    :func:`worker_threads` threads (:attr:`threads`).
+    A forked worker begins with this process's imports (numpy, tpcstudy and its core, the
+    study's modules) instead of importing them again: a spawned worker takes 0.25-0.4 s to
+    start on this project's 2-core machine, most of it imports, a tenth of the README's main
+    job. Forking is safe here when this process (1) runs on Linux, (2) runs no other Python
+    thread (a lock another thread held at the fork would stay held in the child), and (3) has
+    not imported HiGHS: its solver starts a pool of threads on its first run, which a forked
+    child would wait on forever. Otherwise ``spawn``. (The core starts its threads per call
+    and joins them before returning; numpy's OpenBLAS handles a fork itself.)
+    """
+    if sys.platform != "linux" or "highspy" in sys.modules or threading.active_count() > 1:
+        return "spawn"
+    return "fork"
+
+
+class ProcessExecutor:
+    """A ``ProcessPoolExecutor`` with ``jobs`` workers, started by :func:`start_method`
+    (``fork`` where safe, else ``spawn``) unless ``mp_context`` names one.
+
+    Workers ignore SIGINT and SIGTERM and die with the parent (``PR_SET_PDEATHSIG`` on Linux);
+    :meth:`shutdown` with ``cancel=True`` kills them. When a worker dies (killed, out of
+    memory), :meth:`running` names the tasks the pool was running and :meth:`recover` starts a
+    fresh pool for the rest. Each worker's core calls run at most :func:`worker_threads`
+    threads (:attr:`threads`). A forked pool's workers start here, at once, before any thread
+    of the pool's own (``ProcessPoolExecutor`` starts its manager thread after them).
     """
 
-    def __init__(self, jobs: int, mp_context: str = "spawn") -> None:
+    def __init__(self, jobs: int, mp_context: Optional[str] = None) -> None:
         self.jobs = int(jobs)
         self.threads = worker_threads(self.jobs)
-        self._context = multiprocessing.get_context(mp_context)
+        self._method = mp_context
         remove_dead_temporaries(tempfile.gettempdir(), only=".tpcstudy-workers.")
         self._marks = tempfile.mkdtemp(prefix=temp_prefix("tpcstudy-workers"))
         self._pool = self._new_pool()
 
+    @property
+    def method(self) -> str:
+        """How the current pool started its workers (``fork`` or ``spawn``)."""
+        return self._context.get_start_method()
+
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context,
+        # chosen again for each pool: a pool recovered after a worker died is started while
+        # the old pool's manager thread may still run (then: spawn)
+        self._context = multiprocessing.get_context(self._method or start_method())
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._context,
                                    initializer=_worker_init,
                                    initargs=(os.getpid(), self._marks, self.threads))
+        if self.method == "fork":  # the workers now, while this is the only thread
+            pool.submit(int)
+        return pool
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> "Future[Any]":
         return self._pool.submit(_run_marked, fn, args)

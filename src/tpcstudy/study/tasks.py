@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from tqdm.auto import tqdm
-
 from ..errors import TpcStudyError, UsageError
 from ..io import csv_cell
 from ..io.bounded import MAX_TEXT_BYTES, read_bounded
@@ -159,6 +157,28 @@ def _some(items: Sequence[str], n: int = 5) -> str:
     return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
+class _NoBar:
+    """What :func:`run_tasks` calls on a bar, doing nothing (no bar: tqdm not even imported,
+    ~50 ms of a run's start)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, desc: str, progress: Union[bool, str]) -> Any:
+    """A tqdm bar on stderr (``progress``: ``True`` on a terminal, ``"always"`` even when not),
+    else a :class:`_NoBar`."""
+    if progress != "always" and (progress is False or not sys.stderr.isatty()):
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="task", file=sys.stderr, dynamic_ncols=True,
+                disable=False)
+
+
 def run_tasks(tasks: Sequence[Task], fn: TaskFn,
               store: ResultStore, *, jobs: int = 1, desc: str = "tasks",
               progress: Union[bool, str] = True, on_error: str = "record",
@@ -235,12 +255,12 @@ def run_tasks(tasks: Sequence[Task], fn: TaskFn,
                 summary.vanished.append(store.label(tid))
                 store.forget(tid)
 
-    disable: Optional[bool] = {True: None, "always": False, False: True}.get(progress, None)
-    bar = tqdm(total=len(todo), desc=desc, unit="task", file=sys.stderr, disable=disable,
-               dynamic_ncols=True)
     own = executor is None
+    # the pool before the bar: a bar on a terminal starts a monitor thread, and a pool forks
+    # its workers only while this process runs one thread (executors.start_method)
     ex: TaskExecutor = executor if executor is not None else (
         InlineExecutor() if jobs == 1 or len(todo) <= 1 else ProcessExecutor(min(jobs, len(todo))))
+    bar = _progress_bar(len(todo), desc, progress)
     last_flush = time.monotonic()
     interval = flush_interval
 
