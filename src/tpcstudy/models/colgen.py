@@ -510,4 +510,4 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     paths = _Names(keys, path_names)
     return MaxFlowResult(float(res.objective), label, None, p.names, paths,  # type: ignore[arg-type]
                          x, pf, iterations, len(x), gap, status, "", clock.t, p.solver,
-                         owner.copy(), keys=keys, state=state)
+                         owner.copy(), keys=keys, state=state, duals=(y, z))

@@ -231,6 +231,9 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
     if sr_solution is not None:
         if sr_solution.model != "sr" or sr_solution.pairs != p.names:
             raise UsageError("sr_solution is not an sr result of these pairs")
+        proven = models.mcf_proven_by_sr(p, sr_solution)
+        if proven is not None:
+            return proven
         more = models.sr_routing_paths(p, sr_solution)
         if more:  # beside every pair's first path (sifted as ever)
             return models.mcf(p, more)

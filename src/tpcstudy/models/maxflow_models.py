@@ -23,10 +23,10 @@ import numpy as np
 from .. import paths as _paths
 from ..errors import UsageError
 from ..topology import Topology
-from .colgen import Snapshot, column_generation
+from .colgen import Snapshot, _Names, column_generation
 from .decompose import source_paths
-from .oracles import ArcPaths, Key, Oracle, arc_usage, sr_usage
-from .problem import Column, MaxFlowResult, Problem, csc
+from .oracles import PRICE_TOL, ArcPaths, Key, Oracle, arc_usage, sr_usage
+from .problem import Clock, Column, MaxFlowResult, Problem, csc
 from .subflows import draw_subflows
 
 __all__ = ["sr", "multipath", "multipath_dag", "mcf", "mptcp", "sr_mptcp", "path_keys", "After"]
@@ -127,6 +127,11 @@ def sr_routing_paths(p: Problem, sr: MaxFlowResult) -> List[Tuple[int, Key]]:
     paths, their arc ids as ``mcf`` keys them. Together they route what the sr optimum does on
     no more than its arc loads (a cycle in the sum carries nothing and is left out), so an
     ``mcf`` LP holding them starts at the sr optimum's value (:func:`mcf`'s ``more``)."""
+    return [(i, arcs) for i, arcs, _ in sr_routing(p, sr)]
+
+
+def sr_routing(p: Problem, sr: MaxFlowResult) -> List[Tuple[int, Key, float]]:
+    """:func:`sr_routing_paths` with each path's flow (the topology's units)."""
     x = np.asarray(sr.flows, dtype=np.float64)
     if sr.keys is None or not len(x) or not (x.max() > 0):
         return []
@@ -141,16 +146,68 @@ def sr_routing_paths(p: Problem, sr: MaxFlowResult) -> List[Tuple[int, Key]]:
                           shape=(p.npairs, p.m2))
     per_pair.sum_duplicates()
     asrc, adst = p.topo.arc_src.tolist(), p.topo.arc_dst.tolist()
-    out: List[Tuple[int, Key]] = []
+    out: List[Tuple[int, Key, float]] = []
     ptr, ind, val = per_pair.indptr, per_pair.indices, per_pair.data
     pf = np.asarray(sr.pair_flow, dtype=np.float64)
     for i in np.flatnonzero(np.diff(ptr)).tolist():
         flow = dict(zip(ind[ptr[i]:ptr[i + 1]].tolist(), val[ptr[i]:ptr[i + 1]].tolist()))
         t = int(p.T[i])
-        for arcs, _ in source_paths(asrc, adst, int(p.S[i]), flow, {t: float(pf[i])},
-                                    tol).get(t, []):
-            out.append((i, arcs))
+        for arcs, amount in source_paths(asrc, adst, int(p.S[i]), flow, {t: float(pf[i])},
+                                         tol).get(t, []):
+            out.append((i, arcs, amount))
     return out
+
+
+def mcf_proven_by_sr(p: Problem, sr: MaxFlowResult) -> Optional[MaxFlowResult]:
+    """The ``mcf`` optimum without an LP, where the ``sr`` optimum of the same pairs proves it;
+    else ``None`` (then :func:`mcf` solves it, from :func:`sr_routing_paths`).
+
+    A certificate, checked here on ``p``'s network, not assumed: (1) *primal*: sr's routing
+    traced into simple paths (:func:`sr_routing`) loads no arc beyond its capacity, and
+    carries ``v``; (2) *dual*: sr's final duals ``y`` (:attr:`MaxFlowResult.duals`; without
+    demand bounds, every ``z = 0``) price no path of any pair below ``1 - PRICE_TOL`` (the
+    same pricing, on ``y + 1e-12``, as :func:`mcf`'s stop rule), so they are feasible for the
+    dual of the arc formulation; (3) the dual objective ``sum_l c_l y_l`` equals ``v`` (to
+    1e-9 relative). Weak duality then bounds every multicommodity flow by ``v``, which the
+    traced paths reach: they are an optimum. On the README's main job it holds in most draws
+    (the Zoo's heavy pairs: mcf equals sr k=4 in every one of its 446 draws). Not used with
+    demand bounds, ``keep_state`` (a failure re-solve needs the LP) or ``write_lp``."""
+    if (p.demands is not None or p.keep_state or p.write_lp or sr.duals is None or not sr.ok
+            or sr.model != "sr"):
+        return None
+    clock = Clock()
+    t0 = time.perf_counter()
+    y, z = sr.duals
+    if y.shape != (p.m2,) or z.shape != (p.npairs,) or np.any(z > 0):
+        return None
+    routing = sr_routing(p, sr)
+    if not routing:
+        return None
+    owner = np.asarray([i for i, _, _ in routing], dtype=np.int64)
+    keys: List[Key] = [a for _, a, _ in routing]
+    x = np.asarray([f for _, _, f in routing], dtype=np.float64) / p.scale
+    lens = np.asarray([len(a) for a in keys], dtype=np.int64)
+    arcs = np.fromiter((a for q in keys for a in q), dtype=np.int64, count=int(lens.sum()))
+    load = np.bincount(arcs, weights=np.repeat(x, lens), minlength=p.m2)
+    cap = p.capacity
+    value = float(x.sum())
+    if np.any(load > cap * (1.0 + 1e-9)) or not value > 0.0:
+        return None
+    if abs(float(cap @ y) - value) > 1e-9 * value:
+        return None
+    t0 = clock.add("paths", t0)
+    oracle = Oracle(p.topo, p.S, p.T, "mcf")
+    values, _ = oracle.price(y)
+    red = values - 1.0
+    finite = np.isfinite(red)
+    gap = float(red[finite].min()) if finite.any() else 0.0
+    clock.add("pricing", t0)
+    if gap < -PRICE_TOL:
+        return None
+    pf = np.bincount(owner, weights=x, minlength=p.npairs)
+    return MaxFlowResult(value, "mcf", None, p.names, _Names(keys, oracle.names),  # type: ignore[arg-type]
+                         x, pf, 0, len(keys), gap, "optimal", "", clock.t, p.solver, owner,
+                         keys=keys, duals=(y, z))
 
 
 def multipath(p: Problem, more: Sequence[Tuple[int, Key]] = (), fixed: bool = False,

@@ -83,6 +83,11 @@ class MaxFlowResult:
     #: basis) to start a similar LP from, e.g. after a failure
     #: (:func:`tpcstudy.models.maxflow.max_flow_after`); ``None`` otherwise.
     state: Optional[Any] = None
+    #: The final LP's duals ``(y, z)``: each arc's capacity price and each pair's demand price
+    #: (zeros without demand bounds), ``>= 0``, in the LP's units (capacities over
+    #: ``capacity_scale``); no pair has a column of this model priced below ``1 - z`` by ``y``
+    #: (the optimality certificate). ``None`` where no column generation ran.
+    duals: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     def used_paths(self, eps: float = 1e-9) -> np.ndarray:
         """Number of paths carrying more than ``eps`` flow, per pair."""
