@@ -438,8 +438,8 @@ def test_mcf_proven_by_the_sr_optimum():
             assert d[int(T[i])] >= 1 - 1e-9
         p = Problem(t, S, T, sr.pairs, "highs", None, None, None, 100,
                     scale=capacity_scale(t))
-        assert mm.mcf_proven_by_sr(p, sr) is not None
-        assert mm.mcf_proven_by_sr(p, dataclasses.replace(sr, duals=(y / 2, z))) is None
+        assert mm.proven_by(p, sr, "mcf") is not None
+        assert mm.proven_by(p, dataclasses.replace(sr, duals=(y / 2, z)), "mcf") is None
         g2 = t.to_networkx()
         for u, v in g2.edges:
             g2[u][v]["capacity"] *= 2.0
@@ -447,9 +447,56 @@ def test_mcf_proven_by_the_sr_optimum():
         assert t2.names == t.names
         p2 = Problem(t2, S, T, sr.pairs, "highs", None, None, None, 100,
                      scale=capacity_scale(t2))
-        assert mm.mcf_proven_by_sr(p2, sr) is None  # sr's duals priced other capacities
+        assert mm.proven_by(p2, sr, "mcf") is None  # sr's duals priced other capacities
     # k = 1 never reaches mcf here; k = 4 does on all 8, proven on 7 (seed 0: other duals)
     assert sum(outcomes) >= 8 and len(outcomes) - sum(outcomes) >= 8, outcomes
+
+
+def test_multipath_proven_by_the_ecmp_optimum():
+    """Where ecmp's optimum is multipath's (often: heavy pairs on sparse graphs), its duals
+    prove it and multipath solves no LP: the cold multipath optimum, its paths ECMP's routing
+    as shortest paths within the capacities; where multipath is above ecmp the LP runs from
+    those paths. An sr result (not ecmp) or another pair set is refused."""
+    from tpcstudy.models import maxflow_models as mm
+    from tpcstudy.models.oracles import capacity_scale
+    from tpcstudy.models.problem import Problem
+
+    outcomes = []
+    for seed, npairs in itertools.product(range(10), (2, 6)):
+        t = _random_topology(seed + 70, n=9, extra=4, weights=seed % 2 == 0)
+        n = t.num_nodes
+        rng = np.random.default_rng(seed)
+        every = [(s, u) for s in range(n) for u in range(n) if s != u]
+        pairs = [every[i] for i in rng.choice(len(every), npairs, replace=False)]
+        cold = max_flow(t, pairs, model="multipath")
+        ecmp = max_flow(t, pairs, model="ecmp")
+        got = max_flow(t, pairs, model="multipath", ecmp_solution=ecmp)
+        assert got.ok and got.value == pytest.approx(cold.value, rel=1e-9)
+        proven = got.iterations == 0
+        outcomes.append(proven)
+        if cold.value > ecmp.value * (1 + 1e-7):
+            assert not proven
+        if not proven:
+            continue
+        dist = dict(nx.all_pairs_dijkstra_path_length(nx.DiGraph(
+            [(int(t.arc_src[a]), int(t.arc_dst[a]), {"w": float(t.arc_weight[a])})
+             for a in range(2 * t.num_links)]), weight="w"))
+        load = np.zeros(2 * t.num_links)
+        for i, arcs, f in zip(got.path_pair, got.keys, got.flows):
+            s, u = pairs[i]
+            assert int(t.arc_src[arcs[0]]) == s and int(t.arc_dst[arcs[-1]]) == u
+            assert float(t.arc_weight[list(arcs)].sum()) == pytest.approx(dist[s][u])
+            load[list(arcs)] += f
+        assert np.all(load <= t.arc_capacity * (1 + 1e-9))
+        S = np.array([a for a, _ in pairs])
+        T = np.array([b for _, b in pairs])
+        p = Problem(t, S, T, ecmp.pairs, "highs", None, None, None, 100,
+                    scale=capacity_scale(t))
+        sr = max_flow(t, pairs, model="sr", k=2)
+        assert mm.proven_by(p, sr, "multipath") is None  # sr's paths are no multipath columns
+    assert sum(outcomes) >= 5 and len(outcomes) - sum(outcomes) >= 5, outcomes
+    with pytest.raises(UsageError, match="ecmp_solution"):
+        max_flow(t, pairs[1:], model="multipath", ecmp_solution=ecmp)
 
 
 def test_sifting_matches_the_enumerated_lp_and_writes_the_whole_model(tmp_path, monkeypatch):

@@ -88,15 +88,18 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     sr_solution
         For ``"sr+mptcp"``: the ``"sr"`` result of the same pairs, k and settings, when already
         solved (it is solved here otherwise). For ``"mcf"``: an ``"sr"`` result of the same
-        pairs (any k): its routing as simple paths joins the starting columns, so the column
-        generation starts at (or near) sr's value. The optimum is the same; mcf equals sr k=4
-        in every draw of the README's job, whose mcf LPs took 2.2 s so and 1.4 s from sr
-        (Kdl 1 %: 0.58 -> 0.16 s, 19 -> 10 rounds).
+        pairs (any k). Where its optimum is mcf's, its duals prove it and no LP is solved
+        (:func:`~.maxflow_models.proven_by`: every draw of the README's job); else its routing
+        as simple paths joins the starting columns, so the column generation starts at sr's
+        value. The optimum is the same.
     ecmp_solution
         For ``"sr"``: the ``"ecmp"`` result of the same pairs, topology and demands, solved
         with ``keep_state=True``. sr's starting columns are ecmp's (each pair's direct
         sr-path), so its first LP is that result's final LP, from its basis: one solve less
-        (the optimum is the same).
+        (the optimum is the same). For ``"multipath"``: the ``"ecmp"`` result of the same
+        pairs; where its optimum is multipath's, its duals prove it and no LP is solved
+        (:func:`~.maxflow_models.proven_by`; the README's job: 311 of 446 draws), else the LP
+        starts from ecmp's routing traced into shortest paths.
     initial_columns
         ``ecmp``, ``sr``, ``multipath`` and ``mcf``: further starting columns as router
         sequences ``(s, ..., t)`` (sr-paths: source, waypoints, target; multipath and mcf: every
@@ -217,7 +220,18 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
                              after=(st, np.arange(p.m2, dtype=np.int64), None))
         return models.sr(p, segment_limit(k), "sr")
     if model == "multipath":
-        return models.multipath_dag(p) if multipath == "dag" else models.multipath(p)
+        if multipath == "dag":
+            return models.multipath_dag(p)
+        if ecmp_solution is not None:
+            if ecmp_solution.model != "ecmp" or ecmp_solution.pairs != p.names:
+                raise UsageError("ecmp_solution is not an ecmp result of these pairs")
+            proven = models.proven_by(p, ecmp_solution, "multipath")
+            if proven is not None:
+                return proven
+            more = models.sr_routing_paths(p, ecmp_solution)
+            if more:
+                return models.multipath(p, more)
+        return models.multipath(p)
     if model in SUBFLOW_MODELS:
         if isinstance(subflows, bool) or int(subflows) != subflows or int(subflows) < 1:
             raise UsageError(f"subflows = {subflows!r} must be an integer >= 1")
@@ -231,7 +245,7 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
     if sr_solution is not None:
         if sr_solution.model != "sr" or sr_solution.pairs != p.names:
             raise UsageError("sr_solution is not an sr result of these pairs")
-        proven = models.mcf_proven_by_sr(p, sr_solution)
+        proven = models.proven_by(p, sr_solution, "mcf")
         if proven is not None:
             return proven
         more = models.sr_routing_paths(p, sr_solution)

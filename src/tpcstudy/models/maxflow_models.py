@@ -158,29 +158,31 @@ def sr_routing(p: Problem, sr: MaxFlowResult) -> List[Tuple[int, Key, float]]:
     return out
 
 
-def mcf_proven_by_sr(p: Problem, sr: MaxFlowResult) -> Optional[MaxFlowResult]:
-    """The ``mcf`` optimum without an LP, where the ``sr`` optimum of the same pairs proves it;
-    else ``None`` (then :func:`mcf` solves it, from :func:`sr_routing_paths`).
+def proven_by(p: Problem, lower: MaxFlowResult, model: str) -> Optional[MaxFlowResult]:
+    """The optimum of ``model`` (``mcf``, or ``multipath``) without an LP, where the optimum
+    ``lower`` of a model below it on the same pairs proves it (``mcf``: an ``sr`` or ``ecmp``
+    optimum; ``multipath``: an ``ecmp`` one); else ``None`` (then ``model`` solves its LP).
 
-    A certificate, checked here on ``p``'s network, not assumed: (1) *primal*: sr's routing
-    traced into simple paths (:func:`sr_routing`) loads no arc beyond its capacity, and
-    carries ``v``; (2) *dual*: sr's final duals ``y`` (:attr:`MaxFlowResult.duals`; without
-    demand bounds, every ``z = 0``) price no path of any pair below ``1 - PRICE_TOL`` (the
-    same pricing, on ``y + 1e-12``, as :func:`mcf`'s stop rule), so they are feasible for the
-    dual of the arc formulation; (3) the dual objective ``sum_l c_l y_l`` equals ``v`` (to
-    1e-9 relative). Weak duality then bounds every multicommodity flow by ``v``, which the
-    traced paths reach: they are an optimum. On the README's main job it holds in most draws
-    (the Zoo's heavy pairs: mcf equals sr k=4 in every one of its 446 draws). Not used with
-    demand bounds, ``keep_state`` (a failure re-solve needs the LP) or ``write_lp``."""
-    if (p.demands is not None or p.keep_state or p.write_lp or sr.duals is None or not sr.ok
-            or sr.model != "sr"):
+    A certificate, checked here on ``p``'s network, not assumed: (1) *primal*: ``lower``'s
+    routing traced into simple paths (:func:`sr_routing`; ECMP's are shortest paths, so
+    multipath columns) loads no arc beyond its capacity and carries ``v``; (2) *dual*:
+    ``lower``'s final duals ``y`` (:attr:`MaxFlowResult.duals`; without demand bounds, every
+    ``z = 0``) price no column of ``model`` below ``1 - PRICE_TOL`` (the pricing of ``model``'s
+    own stop rule: mcf's cheapest path on ``y + 1e-12``, multipath's cheapest shortest path),
+    so they are feasible for its dual; (3) the dual objective ``sum_l c_l y_l`` equals ``v``
+    (to 1e-9 relative). Weak duality then bounds ``model`` by ``v``, which the traced paths
+    reach: they are an optimum. Not used with demand bounds, ``keep_state`` (a failure
+    re-solve needs the LP) or ``write_lp``."""
+    below = {"mcf": ("sr", "ecmp"), "multipath": ("ecmp",)}[model]
+    if (p.demands is not None or p.keep_state or p.write_lp or lower.duals is None
+            or not lower.ok or lower.model not in below):
         return None
     clock = Clock()
     t0 = time.perf_counter()
-    y, z = sr.duals
+    y, z = lower.duals
     if y.shape != (p.m2,) or z.shape != (p.npairs,) or np.any(z > 0):
         return None
-    routing = sr_routing(p, sr)
+    routing = sr_routing(p, lower)
     if not routing:
         return None
     owner = np.asarray([i for i, _, _ in routing], dtype=np.int64)
@@ -196,7 +198,7 @@ def mcf_proven_by_sr(p: Problem, sr: MaxFlowResult) -> Optional[MaxFlowResult]:
     if abs(float(cap @ y) - value) > 1e-9 * value:
         return None
     t0 = clock.add("paths", t0)
-    oracle = Oracle(p.topo, p.S, p.T, "mcf")
+    oracle = Oracle(p.topo, p.S, p.T, model)
     values, _ = oracle.price(y)
     red = values - 1.0
     finite = np.isfinite(red)
@@ -205,7 +207,7 @@ def mcf_proven_by_sr(p: Problem, sr: MaxFlowResult) -> Optional[MaxFlowResult]:
     if gap < -PRICE_TOL:
         return None
     pf = np.bincount(owner, weights=x, minlength=p.npairs)
-    return MaxFlowResult(value, "mcf", None, p.names, _Names(keys, oracle.names),  # type: ignore[arg-type]
+    return MaxFlowResult(value, model, None, p.names, _Names(keys, oracle.names),  # type: ignore[arg-type]
                          x, pf, 0, len(keys), gap, "optimal", "", clock.t, p.solver, owner,
                          keys=keys, duals=(y, z))
 

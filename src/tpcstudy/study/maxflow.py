@@ -280,7 +280,7 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
     for heavy, seed, pairs, bounds in draws:
         values: Dict[Tuple[str, Any, Any], float] = {}
         sr_solved: Dict[int, Any] = {}  # sr results of this draw, reused by sr+mptcp and mcf
-        ecmp_solved: Optional[Any] = None  # (kept when sr follows: sr starts from its LP)
+        ecmp_solved: Optional[Any] = None  # multipath is proven by it, sr starts from its LP
         draw_rows = []
         for model in config.models:
             for k, sub in _variants(model, config):
@@ -303,11 +303,12 @@ def run_topology(task: Task) -> List[Dict[str, Any]]:
                                                      model, k, sub),
                                    subflows=int(sub) if sub != "" else 1, seed=seed,
                                    sr_solution=_sr_start(model, k, sr_solved),
-                                   ecmp_solution=ecmp_solved if model == "sr" else None,
+                                   ecmp_solution=ecmp_solved if model in ("sr", "multipath")
+                                   else None,
                                    keep_state=model == "ecmp" and "sr" in config.models)
                     if model == "sr":
                         sr_solved[int(k)] = res
-                    if model == "ecmp" and res.ok and res.state is not None:
+                    if model == "ecmp" and res.ok:
                         ecmp_solved = res
                 except TpcStudyError as exc:
                     row.update(status="failed", error=str(exc), seconds=time.perf_counter() - t0)
