@@ -182,7 +182,19 @@ def proven_by(p: Problem, lower: MaxFlowResult, model: str) -> Optional[MaxFlowR
     y, z = lower.duals
     if y.shape != (p.m2,) or z.shape != (p.npairs,) or np.any(z > 0):
         return None
-    routing = sr_routing(p, lower)
+    cap = p.capacity
+    v = float(lower.value) / p.scale
+    if not v > 0.0 or abs(float(cap @ y) - v) > 1e-9 * v:  # (3), against lower's value
+        return None
+    oracle = Oracle(p.topo, p.S, p.T, model)  # (2) first: it fails more often, and alone
+    values, _ = oracle.price(y)
+    red = values - 1.0
+    finite = np.isfinite(red)
+    gap = float(red[finite].min()) if finite.any() else 0.0
+    t0 = clock.add("pricing", t0)
+    if gap < -PRICE_TOL:
+        return None
+    routing = sr_routing(p, lower)  # (1)
     if not routing:
         return None
     owner = np.asarray([i for i, _, _ in routing], dtype=np.int64)
@@ -191,21 +203,10 @@ def proven_by(p: Problem, lower: MaxFlowResult, model: str) -> Optional[MaxFlowR
     lens = np.asarray([len(a) for a in keys], dtype=np.int64)
     arcs = np.fromiter((a for q in keys for a in q), dtype=np.int64, count=int(lens.sum()))
     load = np.bincount(arcs, weights=np.repeat(x, lens), minlength=p.m2)
-    cap = p.capacity
     value = float(x.sum())
-    if np.any(load > cap * (1.0 + 1e-9)) or not value > 0.0:
+    if np.any(load > cap * (1.0 + 1e-9)) or abs(value - v) > 1e-9 * v:
         return None
-    if abs(float(cap @ y) - value) > 1e-9 * value:
-        return None
-    t0 = clock.add("paths", t0)
-    oracle = Oracle(p.topo, p.S, p.T, model)
-    values, _ = oracle.price(y)
-    red = values - 1.0
-    finite = np.isfinite(red)
-    gap = float(red[finite].min()) if finite.any() else 0.0
-    clock.add("pricing", t0)
-    if gap < -PRICE_TOL:
-        return None
+    clock.add("paths", t0)
     pf = np.bincount(owner, weights=x, minlength=p.npairs)
     return MaxFlowResult(value, model, None, p.names, _Names(keys, oracle.names),  # type: ignore[arg-type]
                          x, pf, 0, len(keys), gap, "optimal", "", clock.t, p.solver, owner,
