@@ -56,3 +56,22 @@ def test_the_lp_unit_is_the_median_capacity():
     assert capacity_scale(T()) == 2.0  # the median of 1e-9, 1, 3 and 100 (0 and inf left out)
     T.arc_capacity = np.array([0.0, np.nan])
     assert capacity_scale(T()) == 1.0
+
+
+@pytest.mark.parametrize("model", ["multipath", "mcf"])
+def test_a_proof_by_the_lower_model_at_every_unit(geant, model):
+    """mcf and multipath proven by the sr / ecmp optimum (no LP: models.maxflow_models.
+    proven_by) at capacities in 1e-9 and 1e9 units: the same value per unit as their own LP,
+    proven at every unit or at none (the certificate's tolerances are relative)."""
+    t, pairs = geant
+    lower_model = "sr" if model == "mcf" else "ecmp"
+    cold = max_flow(t, pairs, model=model)
+    proven = []
+    for s in (1e-9, 1.0, 1e9):
+        ts = _scaled(t, s)
+        lower = max_flow(ts, pairs, model=lower_model, k=4)
+        r = max_flow(ts, pairs, model=model,
+                     **({"sr_solution": lower} if model == "mcf" else {"ecmp_solution": lower}))
+        assert r.ok and r.value / s == pytest.approx(cold.value, rel=1e-9), s
+        proven.append(r.iterations == 0)
+    assert len(set(proven)) == 1, proven
