@@ -111,6 +111,78 @@ def test_distance_matrix_threads_on_a_larger_graph():
     assert np.array_equal(one, np.asarray(_core.Routing(t.graph, 1).distances()))
 
 
+def _structured(seed: int, w: float) -> nx.Graph:
+    """Routers of every kind the structural matrix tells apart (cpp/src/distances.cpp): a
+    random core, chains between its routers (one back to where it began), trees hanging off
+    core, chain and tree routers, a cycle of degree-2 routers alone, a path alone (a tree
+    with no core), a pair, a router alone; one weight ``w`` on every link."""
+    rng = random.Random(seed)
+    g = nx.Graph()
+    core = list(range(12))
+    for v in core[1:]:
+        g.add_edge(v, rng.randrange(v))
+    for _ in range(8):
+        g.add_edge(*rng.sample(core, 2))
+    nxt = len(core)
+    for _ in range(10):  # chains of 1..6 routers between two core routers (or one, a loop)
+        a, b = rng.choice(core), rng.choice(core)
+        prev = a
+        for _ in range(rng.randint(1, 6)):
+            g.add_edge(prev, nxt)
+            prev, nxt = nxt, nxt + 1
+        g.add_edge(prev, b if b != prev else a)
+    for _ in range(12):  # trees: on any router so far, two levels at most
+        root = rng.randrange(nxt)
+        g.add_edge(root, nxt)
+        if rng.random() < 0.5:
+            g.add_edge(nxt, nxt + 1)
+            nxt += 1
+        nxt += 1
+    for size in (5,):  # a cycle alone
+        for i in range(size):
+            g.add_edge(nxt + i, nxt + (i + 1) % size)
+        nxt += size
+    for i in range(4):  # a path alone
+        g.add_edge(nxt + i, nxt + i + 1)
+    nxt += 5
+    g.add_edge(nxt, nxt + 1)  # a pair
+    g.add_node(nxt + 2)  # a router alone
+    h = nx.Graph()
+    h.add_nodes_from(range(g.number_of_nodes()))  # (router id == label, as _topo needs)
+    h.add_edges_from(g.edges, weight=w)
+    return h
+
+
+@pytest.mark.parametrize("w", [1.0, 0.1, 3.0])
+@pytest.mark.parametrize("seed", range(4))
+def test_distance_matrix_by_structure(seed, w):
+    """Trees, chains, loops, cycles alone, components of every size: the matrix the searches
+    give (the routing tables', bit for bit: each entry the sum of its hop count's w's added one
+    at a time, 0.1 included), on 1 and 2 threads; and with a link doubled (parallel links:
+    the same distances)."""
+    g = _structured(seed, w)
+    t = _topo(g)
+    hops = np.full((t.num_nodes,) * 2, np.inf)
+    for a, row in nx.all_pairs_shortest_path_length(g):
+        for b, h in row.items():
+            hops[a, b] = h
+    sums = np.cumsum(np.r_[0.0, np.full(t.num_nodes, w)])  # (cumsum adds one at a time)
+    want = np.where(np.isinf(hops), np.inf, sums[np.where(np.isinf(hops), 0, hops).astype(int)])
+    routing = np.asarray(_core.Routing(t.graph, 1).distances())
+    assert np.array_equal(routing, want)
+    for threads in (1, 2):
+        assert np.array_equal(np.asarray(_core.distance_matrix(t.graph, threads)), want)
+    edges = [(str(u), str(v)) for u, v in g.edges] + [(str(u), str(v)) for u, v in
+                                                       list(g.edges)[:3]]
+    if w == 1.0:
+        mg = nx.MultiGraph()
+        mg.add_nodes_from(str(x) for x in range(t.num_nodes))
+        mg.add_edges_from(edges)
+        multi = tpcstudy.read_topology(mg, weight="hop", links="multigraph")
+        assert multi.names == t.names and multi.num_links == t.num_links + 3
+        assert np.array_equal(np.asarray(_core.distance_matrix(multi.graph, 1)), want)
+
+
 def test_distance_matrix_of_edge_cases():
     empty = tpcstudy.Topology("empty", [], np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
     assert P.distance_matrix(empty).shape == (0, 0)

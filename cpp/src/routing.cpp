@@ -459,13 +459,14 @@ SegmentRatios segment_ratios(const Graph& g, const std::vector<int32_t>& sources
 }
 
 std::vector<double> distance_matrix(const Graph& g, int32_t threads) {
+    const bool uniform = g.uniform_weights;
+    if (uniform && g.arcs_paired && !g.weight.empty()) return distance_matrix_symmetric(g, threads);
     const size_t n = static_cast<size_t>(g.n);
     const size_t m = static_cast<size_t>(g.num_arcs());
     std::vector<double> out(n * n);
     if (n == 0) return out;
-    const bool uniform = g.uniform_weights;
     const double w = g.weight.empty() ? 1.0 : g.weight[0];
-    // Uniform weights: the rows of an independent set of low out-degree nodes are derived from
+    // Uniform weights (a directed graph: the symmetric one is cpp/src/distances.cpp's): the rows of an independent set of low out-degree nodes are derived from
     // their out-neighbours' rows instead of searched: d(u, b) = w + min over out-neighbours v
     // of d(v, b) (b != u), the same sum the breadth-first search makes (w added to the
     // previous level's value), bit for bit, at a few cycles per entry, vectorised. No two

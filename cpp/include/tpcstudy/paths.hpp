@@ -196,6 +196,9 @@ SegmentRatios segment_ratios(const Graph& g, const std::vector<int32_t>& sources
 // sums Routing makes), searches shared among `threads` threads. The same values as Routing's
 // matrix to the last bit, without its next-hop tables.
 std::vector<double> distance_matrix(const Graph& g, int32_t threads);
+// distance_matrix of a graph whose arcs come in reverse pairs and share one weight, by its
+// structure (cpp/src/distances.cpp): the same values, fewer searches.
+std::vector<double> distance_matrix_symmetric(const Graph& g, int32_t threads);
 
 // ------------------------------------------------------------------ all-pairs routing table
 // All-pairs IGP distances and the next-hop DAG of every destination (n Dijkstras). Independent of
