@@ -240,7 +240,8 @@ def _variants(model: str, config: "MaxflowConfig") -> List[Tuple[Any, Any]]:
 # --------------------------------------------------------------------------- one topology
 def _sr_start(model: str, k: Any, solved: Dict[int, Any]) -> Optional[Any]:
     """The sr result a model starts from: sr+mptcp its own k's; mcf the largest k's (its
-    routing starts mcf's column generation: the same optimum, fewer rounds)."""
+    optimum proves mcf's where the two are equal, else its routing starts mcf's column
+    generation: the same optimum either way; models.maxflow_models.proven_by)."""
     if model == "sr+mptcp":
         return solved.get(int(k))
     if model == "mcf" and solved:
