@@ -125,7 +125,8 @@ def max_flow(topo: Topology, pairs: Union[np.ndarray, Sequence[PairLike]], *, mo
     if multipath not in ("cg", "dag"):
         raise UsageError(f"multipath = {multipath!r}: choose 'cg' or 'dag'")
     S, T = _pair_ids(topo, pairs)
-    names = [(topo.names[s], topo.names[t]) for s, t in zip(S.tolist(), T.tolist())]
+    nm = topo.names
+    names = list(zip([nm[s] for s in S.tolist()], [nm[t] for t in T.tolist()]))
     scale = capacity_scale(topo)
     bounds = demand_bounds(demands, len(S))
     p = Problem(topo, S, T, names, solver, None if bounds is None else bounds / scale, time_limit,
