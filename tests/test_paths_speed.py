@@ -124,7 +124,7 @@ def _structured(seed: int, w: float) -> nx.Graph:
     for _ in range(8):
         g.add_edge(*rng.sample(core, 2))
     nxt = len(core)
-    for _ in range(10):  # chains of 1..6 routers between two core routers (or one, a loop)
+    for _ in range(16):  # chains of 1..6 routers between two core routers (or one, a loop)
         a, b = rng.choice(core), rng.choice(core)
         prev = a
         for _ in range(rng.randint(1, 6)):
@@ -162,6 +162,7 @@ def test_distance_matrix_by_structure(seed, w):
     the same distances)."""
     g = _structured(seed, w)
     t = _topo(g)
+    assert t.num_nodes >= 64  # (below, the matrix is searched row by row: routing.cpp)
     hops = np.full((t.num_nodes,) * 2, np.inf)
     for a, row in nx.all_pairs_shortest_path_length(g):
         for b, h in row.items():
