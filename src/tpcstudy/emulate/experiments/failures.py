@@ -43,7 +43,7 @@ from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
 from ...hostagent.loader import counters, reconfigure
-from ...hostagent.maps import ON_UPDATE, SlotPolicy
+from ...hostagent.maps import ON_UPDATE, SlotPolicy, rto_min_us
 from ...metrics import quantile_inf
 from ...models.maxflow import max_flow
 from ...paths import segment_ratios
@@ -106,8 +106,11 @@ class FailuresSettings:
     #: The entries the controller replaces: those whose paths cross a down link ("affected"),
     #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
     controller_scope: str = "affected"
+    #: Every host agent's minimum RTO in every reaction (``--rto-min-ms``; None: the kernel's).
+    rto_min_ms: Optional[float] = None
 
     def check(self) -> None:
+        rto_min_us(self.rto_min_ms)  # a clear error when out of range
         bad = [r for r in self.reactions if r not in REACTIONS]
         if bad or not self.reactions:
             raise UsageError(f"--reactions {','.join(self.reactions)}: choose from "
@@ -243,7 +246,8 @@ def _restore(emu: Emulation, link: Tuple[int, int]) -> None:
 _ROOM = {"none": "path", "hosts": "path", "controller": "max"}
 #: The agents' counters a draw reports (summed over the hosts): what became of the connections
 #: a table swap or an RTO moved.
-_MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves")
+_MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves",
+                  "rto_min_set", "rto_min_failed")
 
 
 def _agent_counters(emu: Emulation) -> Dict[str, int]:
@@ -387,7 +391,8 @@ class Failures(Experiment):
         self.paths = placement_table(emu, self.placement)
         with tempfile.TemporaryDirectory(prefix="tpcstudy-failures-") as tmp:
             write_paths(self.paths, tmp, formats="bpf", variant=BPF_VARIANT)
-            emu.agents.update(install_agents(emu, Path(tmp), policy=SlotPolicy("wrr")))
+            emu.agents.update(install_agents(emu, Path(tmp), policy=SlotPolicy("wrr"),
+                                             rto_min_ms=self.settings.rto_min_ms))
         emu.wait_quiet()
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
