@@ -142,12 +142,16 @@ def test_sigkill_of_failures_then_clean(tmp_path):
 def test_failures_run_controller_and_none(tmp_path):
     """Abilene, one draw: plain TCP loses the connections the cut hits; with the controller
     every hit connection recovers (within a few RTOs even on a busy machine), the IGP installed
-    its routes after its delay and the controller pushed to at least one host before it."""
+    its routes after its delay and the controller pushed to at least one host before it. With
+    --rto-min-ms 50 every host's agent gave each connection that minimum RTO in both reactions
+    (counted by the agents, recorded in the rows and the settings), and the senders' TCP counters
+    of the draw show the RTOs of the connections the cut hit."""
     import csv
 
     out = tmp_path / "f"
     p = _cli("emulate", "failures", "--topo", "zoo/Abilene", "--reactions", "none,controller",
-             "--queue-ms", "10", "--at", "2", "--observe", "4", "--out", str(out))
+             "--queue-ms", "10", "--at", "2", "--observe", "4", "--rto-min-ms", "50",
+             "--out", str(out))
     assert p.returncode == 0, p.stderr[-3000:]
     with open(out / "results.csv", newline="") as fh:
         rows = {r["reaction"]: r for r in csv.DictReader(fh)}
@@ -161,6 +165,15 @@ def test_failures_run_controller_and_none(tmp_path):
     assert float(ctl["control_ms"]) < float(ctl["igp_ms"])
     moved = json.loads(ctl["agent_counters"])
     assert moved["connections"] >= 1 and moved["repathed"] == 0  # pushed with rehash
+    for r in (none, ctl):
+        c = json.loads(r["agent_counters"])
+        assert c["rto_min_set"] == c["connections"] == int(r["connections"])
+        assert c["rto_min_failed"] == 0 and float(r["rto_min_ms"]) == 50.0
+        assert int(r["retrans"]) >= int(r["hit"])  # a hit connection lost segments at the cut
+        assert set(json.loads(r["tcp_ext"])) == {"timeouts", "spurious_rtos", "loss_probes"}
+    assert json.loads(none["tcp_ext"])["timeouts"] >= int(none["hit"])  # a black hole: RTOs
+    meta = json.loads((out / "meta.json").read_text())
+    assert '"rto_min_ms": 50.0' in json.dumps(meta)  # the run's settings
     plot = _cli("plot", str(out), "--out", str(tmp_path / "figs"), "--format", "png")
     assert plot.returncode == 0 and (tmp_path / "figs" / "emulation-failures.png").is_file()
 

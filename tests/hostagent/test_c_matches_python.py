@@ -67,11 +67,24 @@ def test_slot_policy_codes_and_counters():
     assert dict(_enum("ST_CONNECTIONS"))["ST_COUNT"] >= len(M.STATS)
 
 
-def test_config_struct_is_eight_u32():
+def test_config_struct_is_nine_u32():
     body = re.search(r"struct config \{(.*?)\};", C, re.S).group(1)
     fields = re.findall(r"__u32 (\w+);", body)
-    assert len(fields) == len(re.findall(r"__\w+ \w+;", body)) == 8
-    assert M.CONFIG.format == "<8I"
-    assert fields[-2:] == ["on_update", "room"]
+    assert len(fields) == len(re.findall(r"__\w+ \w+;", body)) == 9
+    assert M.CONFIG.format == "<9I"
+    assert fields[-3:] == ["on_update", "room", "rto_min_us"]
     assert {n[len("ON_UPDATE_"):].lower(): v for n, v in _enum("ON_UPDATE_REPATH")} == M.ON_UPDATE
     assert {n[len("ROOM_"):].lower(): v for n, v in _enum("ROOM_PATH")} == M.ROOMS
+
+
+def test_rto_min_option_is_the_kernels():
+    """TCP_BPF_RTO_MIN is 1004 in the uapi header (Linux >= 5.10), the header the program is
+    built against when it is installed (libbpf-dev's linux-libc-dev)."""
+    from pathlib import Path
+
+    assert _define("TCP_BPF_RTO_MIN_") == 1004
+    uapi = Path("/usr/include/linux/bpf.h")
+    if uapi.is_file():
+        m = re.search(r"TCP_BPF_RTO_MIN\s*=\s*(\d+)", uapi.read_text(errors="replace"))
+        assert m is None or int(m.group(1)) == 1004
+    assert "set_rto_min(skops, cfg);" in C  # where a connection is given its path (start())

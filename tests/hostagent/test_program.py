@@ -35,11 +35,17 @@ def test_layouts_are_the_exported_variants():
 def test_own_maps_match_the_c_structs():
     assert M.CONN_KEY.size == 36  # struct conn_key: 2 x 16 + 2 x 2
     assert M.CONN_VALUE.size == 224  # struct conn: 4 x 4 + 8 + 16 + 168 + 4 x 4
-    assert M.CONFIG.size == 32
+    assert M.CONFIG.size == 36
     cfg = M.config_bytes(M.parse_slot_policy("weighted:0.25", nrto=3), mtu=1500, max_srh=56)
-    assert struct.unpack("<8I", cfg) == (2, 0, 1 << 18, 3, 1500, 56, 0, 0)
+    assert struct.unpack("<9I", cfg) == (2, 0, 1 << 18, 3, 1500, 56, 0, 0, 0)
     cfg = M.config_bytes(M.parse_slot_policy("first"), mtu=1500, max_srh=56, on_update="keep")
-    assert struct.unpack("<8I", cfg)[6] == 1
+    assert struct.unpack("<9I", cfg)[6] == 1
+    cfg = M.config_bytes(M.parse_slot_policy("wrr"), mtu=9000, max_srh=56,
+                         rto_min=M.rto_min_us(20))
+    assert struct.unpack("<9I", cfg)[8] == 20000  # microseconds, TCP_BPF_RTO_MIN's unit
+    for bad in (-1, 999, 200001):
+        with pytest.raises(Exception, match="minimum RTO"):
+            M.config_bytes(M.parse_slot_policy("first"), mtu=1500, max_srh=56, rto_min=bad)
     with pytest.raises(Exception, match="on-update"):
         M.config_bytes(M.parse_slot_policy("first"), mtu=1500, max_srh=56, on_update="later")
     assert M.parse_slot_policy("slot:3").slot == 3 and M.parse_slot_policy("wrr").kind == "wrr"

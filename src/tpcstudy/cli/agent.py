@@ -13,7 +13,7 @@ import sys
 from typing import Any, Dict
 
 from ..errors import UsageError
-from ..hostagent.maps import ON_UPDATE
+from ..hostagent.maps import ON_UPDATE, RTO_MIN_MS
 from .options import RawHelp
 
 DESCRIPTION = """\
@@ -24,6 +24,7 @@ egress program that inserts it into every packet and routes the packet to its fi
 
   tpcstudy agent check                                   what this machine lacks
   tpcstudy agent load --table DIR --host NAME --cgroup PATH [--policy P] [--nrto N]
+                      [--rto-min-ms MS]
   tpcstudy agent status [NAME] [--json]                  counters, connections per path, table
   tpcstudy agent update NAME --table DIR [--on-update repath|keep|rehash]
                                                          a new table swapped in atomically
@@ -54,6 +55,12 @@ def register(sub: Any) -> None:
     ld.add_argument("--nrto", type=int, default=0, metavar="N",
                     help="NRTOChanger: move a connection to the next valid path at its N-th "
                          "consecutive RTO (default 0: off)")
+    ld.add_argument("--rto-min-ms", type=float, default=None, metavar="MS",
+                    help=f"the minimum retransmission timeout of every connection given a path "
+                         f"(TCP_BPF_RTO_MIN, {RTO_MIN_MS[0]:g} to {RTO_MIN_MS[1]:g} ms): its "
+                         f"RTO becomes SRTT + max(4 RTTVAR, MS) instead of the kernel's SRTT + "
+                         f"200 ms at least, so a connection whose packets a failure or a full "
+                         f"queue lost retransmits sooner (default: unset, the kernel's own)")
     ld.add_argument("--netns", default=None, help="the host's named network namespace, if any")
     ld.add_argument("--interfaces", default=None, metavar="IF,...",
                     help="egress interfaces (default: every interface that is up but lo)")
@@ -113,12 +120,13 @@ def cmd_load(args: argparse.Namespace) -> int:
         else None
     inst = loader.load(args.table, args.host, args.cgroup, policy=policy, netns=args.netns,
                        interfaces=ifaces, mtu=args.mtu, name=name, on_update=args.on_update,
-                       srh_room=args.srh_room, keep_record=True)
+                       srh_room=args.srh_room, rto_min_ms=args.rto_min_ms, keep_record=True)
     path = loader.state_dir() / f"{inst.name}.json"
     print(f"{inst.name}: {inst.entries} destinations ({inst.variant}, {inst.value_size}-byte "
           f"values) for {inst.host}; policy {inst.policy}; sockops on {inst.cgroup}; tc egress "
           f"on {', '.join(inst.interfaces)}{' in ' + inst.netns if inst.netns else ''}; "
-          f"MTU {inst.mtu}")
+          f"MTU {inst.mtu}"
+          + (f"; minimum RTO {inst.rto_min_us / 1000:g} ms" if inst.rto_min_us else ""))
     print(f"record: {path}; remove with: tpcstudy agent unload {inst.name}")
     return 0
 
@@ -176,7 +184,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         swapped = (f", swapped in {s['swapped_at']} in {s['swap_ms']:.3f} ms (update "
                    f"{s['update_ms']:.2f} ms)" if s.get("swapped_at") else "")
         counted = ", ".join(f"{k} {v}" for k, v in c.items() if v)
-        print(f"{n} ({s['host']}, {s['entries']} destinations, policy {s['policy']}, table "
+        rto = (f", minimum RTO {s['rto_min_us'] / 1000:g} ms" if s.get("rto_min_us") else "")
+        print(f"{n} ({s['host']}, {s['entries']} destinations, policy {s['policy']}{rto}, table "
               f"generation {s['generation']}{swapped}): "
               + (counted or "no connection seen yet (every counter 0)"))
         for prefix, slot, count in s["slots"]:

@@ -157,9 +157,11 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.SlotPolicy] 
          netns: Optional[str] = None, interfaces: Optional[Sequence[str]] = None,
          mtu: Optional[int] = None, private: bool = False, name: Optional[str] = None,
          pins: str = DEFAULT_PINS, on_update: str = "repath", srh_room: str = "path",
-         keep_record: bool = False) -> Install:
-    """Install the agent for ``host`` (module docstring)."""
+         rto_min_ms: Optional[float] = None, keep_record: bool = False) -> Install:
+    """Install the agent for ``host`` (module docstring); ``rto_min_ms``: the minimum RTO the
+    sockops program sets on every connection it gives a path (None: the kernel's own)."""
     policy = (policy or M.SlotPolicy()).check()
+    rto_min = M.rto_min_us(rto_min_ms)
     name = name or host
     if not name_ok(name):
         raise UsageError(f"agent name {name[:40]!r}: letters, digits, '-' and '_' (64 at most)")
@@ -182,14 +184,14 @@ def load(table: Path, host: str, cgroup: str, *, policy: Optional[M.SlotPolicy] 
         raise UsageError(f"no interface up in {netns or 'this namespace'} to attach to")
     the_mtu = int(mtu or min(m for _, m in chosen))
     cfg = M.config_bytes(policy, mtu=the_mtu, max_srh=_max_srh(records), on_update=on_update,
-                         room=srh_room)
+                         room=srh_room, rto_min=rto_min)
     obj = object_for(variant.value_size)
     prog_dir = f"{pins.rstrip('/')}/{name}"
     inst = Install(name=name, host=host, table=str(table), variant=variant.name,
                    value_size=variant.value_size, entries=len(records),
                    policy=policy.describe(), mtu=the_mtu, cgroup=str(cg), netns=netns,
                    interfaces=[n for n, _ in chosen], private=private, on_update=on_update,
-                   srh_room=srh_room)
+                   srh_room=srh_room, rto_min_us=rto_min)
     if private:
         _load_private(inst, obj, prog_dir, records, cfg, cg)
         return inst
@@ -378,7 +380,7 @@ def status(inst: Install) -> Dict[str, Any]:
             "generation": gen, "table_map_id": table, "swapped_at": inst.swapped_at,
             "swap_ms": inst.swap_ms, "update_ms": inst.update_ms,
             "cleanup_ms": inst.cleanup_ms, "updates": inst.updates,
-            "on_update": inst.on_update, "prog_ids": dict(inst.prog_ids),
+            "on_update": inst.on_update, "rto_min_us": inst.rto_min_us, "prog_ids": dict(inst.prog_ids),
             "map_ids": dict(inst.map_ids, **{VARIANTS[inst.variant].map_name: table})}
 
 
@@ -403,7 +405,8 @@ def reconfigure(inst: Install, *, policy: Optional[M.SlotPolicy] = None,
         with bpfsys.map_by_id(current_table(inst)) as fd:
             recs = [(k, bpfsys.lookup(fd, k, inst.value_size)) for k in bpfsys.keys(fd, 8)]
         cfg = M.config_bytes(policy, mtu=inst.mtu, max_srh=_max_srh(recs),
-                             on_update=inst.on_update, room=inst.srh_room)
+                             on_update=inst.on_update, room=inst.srh_room,
+                             rto_min=inst.rto_min_us)
         with _open_own_map(inst, "tpc_config") as fd:
             bpfsys.update(fd, bytes(4), cfg)
         with _open_own_map(inst, "tpc_wrr") as fd:

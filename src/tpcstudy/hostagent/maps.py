@@ -1,6 +1,7 @@
 """The host agent's own maps, byte for byte as ``bpf/tpc_hostagent.bpf.c`` lays them out.
 
-- ``tpc_config`` (one entry): the load-time slot policy (:class:`SlotPolicy`), the MTU, the longest SRH;
+- ``tpc_config`` (one entry): the load-time slot policy (:class:`SlotPolicy`), the MTU, the longest
+  SRH, the minimum RTO of the connections given a path (:func:`rto_min_us`);
 - ``tpc_conns``: per TCP connection (its addresses and ports as on its packets) the SRH in use;
 - ``tpc_stats``: counters (:data:`STATS`), ``tpc_slot_use``: connections per destination and
   slot.
@@ -12,18 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import math
 import struct
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 from ..errors import UsageError
 
-__all__ = ["ON_UPDATE", "ROOMS", "SlotPolicy", "parse_slot_policy", "config_bytes", "conn_key",
-           "conn_value", "STATS",
+__all__ = ["ON_UPDATE", "ROOMS", "RTO_MIN_MS", "rto_min_us", "SlotPolicy", "parse_slot_policy",
+           "config_bytes", "conn_key", "conn_value", "STATS",
            "CONFIG", "CONN_KEY", "CONN_VALUE", "SRH_FIELD", "decode_stats", "decode_slot_use"]
 
 SRH_FIELD = 168
-#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh, on_update, room (u32 each).
-CONFIG = struct.Struct("<8I")
+#: struct config: policy, slot, gamma (x 2^20), nrto, mtu, max_srh, on_update, room,
+#: rto_min_us (u32 each).
+CONFIG = struct.Struct("<9I")
 #: struct conn_key: saddr, daddr (16 bytes each), sport, dport (network order).
 CONN_KEY = struct.Struct("<16s16s2s2s")
 #: struct conn: len, slot, moves, kernel (u32), dkey (8), first (16), srh (168), gen, room,
@@ -33,7 +36,7 @@ CONN_VALUE = struct.Struct(f"<4I8s16s{SRH_FIELD}s4I")
 STATS = ("connections", "no_entry", "no_valid_slot", "kernel_srh", "fallback", "moves",
          "errors", "inserted", "rerouted", "fib_kept", "insert_failed", "listeners",
          "slot_invalid", "update_kept", "repathed", "update_deferred", "repathed_rto",
-         "repath_plain", "rehashed")
+         "repath_plain", "rehashed", "rto_min_set", "rto_min_failed")
 SLOT_POLICIES = {"first": 0, "slot": 1, "weighted": 2, "wrr": 3}
 #: What a table update does to a connection whose path it removed (``--on-update``): move it
 #: to the entry's first valid slot at once (repath), or at its next RTO (keep), or at once to
@@ -44,6 +47,9 @@ ON_UPDATE = {"repath": 0, "keep": 1, "rehash": 2}
 #: longest with NRTOChanger), or its entry's longest (a table update may move it to any of them),
 #: or the longest SRH there is (168 bytes: any path a later table may give its entry).
 ROOMS = {"path": 0, "entry": 1, "max": 2}
+#: ``--rto-min-ms``'s range: the kernel takes 2 jiffies (2-8 ms by CONFIG_HZ) to TCP_RTO_MIN
+#: (200 ms) for ``TCP_BPF_RTO_MIN`` and refuses the rest (counter ``rto_min_failed``).
+RTO_MIN_MS = (1.0, 200.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,9 +101,24 @@ def parse_slot_policy(text: str, nrto: int = 0) -> SlotPolicy:
     return SlotPolicy(name, nrto=nrto).check()
 
 
+def rto_min_us(ms: Optional[float]) -> int:
+    """``--rto-min-ms`` as the config's microseconds: None is 0, the kernel's own minimum (200
+    ms unless a route's ``rto_min`` says otherwise); else milliseconds in :data:`RTO_MIN_MS`,
+    the range ``TCP_BPF_RTO_MIN`` takes (a clear error otherwise: NaN, 0, 250 ...)."""
+    if ms is None:
+        return 0
+    lo, hi = RTO_MIN_MS
+    v = float(ms) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else math.nan
+    if not lo <= v <= hi:
+        raise UsageError(f"--rto-min-ms {str(ms)[:20]!r}: a number of milliseconds from "
+                         f"{lo:g} to {hi:g} (the kernel's TCP_BPF_RTO_MIN range; leave it out "
+                         f"for the kernel's own 200 ms)")
+    return int(round(v * 1000.0))
+
+
 def config_bytes(policy: SlotPolicy, *, mtu: int, max_srh: int, on_update: str = "repath",
-                 room: str = "path") -> bytes:
-    """The ``tpc_config`` value."""
+                 room: str = "path", rto_min: int = 0) -> bytes:
+    """The ``tpc_config`` value (``rto_min``: microseconds, 0 for the kernel's own)."""
     policy.check()
     if not 1280 <= mtu <= 65535:
         raise UsageError(f"MTU {mtu}: IPv6 needs 1280 to 65535")
@@ -105,8 +126,12 @@ def config_bytes(policy: SlotPolicy, *, mtu: int, max_srh: int, on_update: str =
         raise UsageError(f"--on-update {on_update!r}: choose from {', '.join(ON_UPDATE)}")
     if room not in ROOMS:
         raise UsageError(f"--srh-room {room!r}: choose from {', '.join(ROOMS)}")
+    lo, hi = RTO_MIN_MS
+    if rto_min and not lo * 1000 <= rto_min <= hi * 1000:
+        raise UsageError(f"minimum RTO {rto_min} us: 0 (the kernel's) or {lo * 1000:g} to "
+                         f"{hi * 1000:g}")
     return CONFIG.pack(SLOT_POLICIES[policy.kind], policy.slot, int(round(policy.gamma * (1 << 20))),
-                       policy.nrto, mtu, max_srh, ON_UPDATE[on_update], ROOMS[room])
+                       policy.nrto, mtu, max_srh, ON_UPDATE[on_update], ROOMS[room], rto_min)
 
 
 def conn_key(src: str, dst: str, sport: int, dport: int) -> bytes:

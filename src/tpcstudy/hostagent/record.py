@@ -83,6 +83,7 @@ class Install:
     map_ids: Dict[str, int] = dataclasses.field(default_factory=dict)
     on_update: str = "repath"
     srh_room: str = "path"            # path | entry (maps.ROOMS)
+    rto_min_us: int = 0               # TCP_BPF_RTO_MIN of its connections (0: the kernel's)
     generation: int = 0               # the table in use (1: the one loaded)
     swapped_at: Optional[str] = None  # when the last update swapped it in (UTC)
     swap_ms: Optional[float] = None   # the swap itself (one map update)
@@ -113,7 +114,8 @@ class Install:
                  "private": bool, "state": str, "pid": int, "started": (int, float),
                  "pin_dir": str, "pin_dir_ino": int, "cgroups_created": list,
                  "clsact_created": list, "filters": list, "prog_ids": dict, "map_ids": dict,
-                 "on_update": str, "srh_room": str, "generation": int, "updates": int}
+                 "on_update": str, "srh_room": str, "generation": int, "updates": int,
+                 "rto_min_us": int}
         said: Dict[Any, str] = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
                 dict: "an object", (int, float): "a number"}
         for k, t in kinds.items():
@@ -129,6 +131,8 @@ class Install:
         if doc.get("srh_room", "path") not in ("path", "entry", "max") or doc.get(
                 "on_update", "repath") not in ON_UPDATE:
             raise UsageError(f"{where}: srh_room or on_update is none of the choices")
+        if not 0 <= doc.get("rto_min_us", 0) <= 200_000:
+            raise UsageError(f"{where}: rto_min_us {doc['rto_min_us']} is not 0 to 200000")
         if doc.get("state", "loading") not in ("loading", "loaded"):
             raise UsageError(f"{where}: state {str(doc['state'])[:20]!r}")
         for k in ("prog_ids", "map_ids"):

@@ -158,7 +158,7 @@ _ALL = (
        "recovery_median_s recovery_p99_s recovery_s goodput_before goodput_2s lp_intact "
        "lp_reoptimised ratio_2s series igp_ms detect_ms control_ms compute_ms push_ms swap_ms "
        "pushed agent_counters stalls mtu payload_intact payload_failed link_mbps cpu_busy status "
-       "error",
+       "error rto_min_ms retrans tcp_ext",
        "scenario reaction draw", "emulation-failures", _E + "failures:summary_line",
        _P + "emulation_failures:plot_failure_experiment"),
     _k("emulate-mptcp",

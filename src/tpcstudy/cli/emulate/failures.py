@@ -58,6 +58,10 @@ def register(sub: Any) -> None:
                    help="the controller's pushes: a connection whose path the new table removed "
                         "moves at once to a path drawn by the new weights (rehash, default), to "
                         "its entry's first valid path (repath), or at its next RTO (keep)")
+    f.add_argument("--rto-min-ms", type=float, default=None, metavar="MS",
+                   help="every host agent's minimum RTO (agent load --rto-min-ms, 1 to 200 ms) "
+                        "on every connection, in every reaction (default: unset, the kernel's "
+                        "200 ms)")
     add_controller_options(f)
     f.add_argument("--controller-scope", default="affected", choices=("affected", "all"),
                    help="the entries the controller replaces: those whose paths cross a down "
@@ -91,7 +95,8 @@ def cmd(args: argparse.Namespace) -> int:
                           hit_within=args.hit_within,
                           per_pair=per_pair, on_update=args.on_update,
                           controller_at=args.controller_at,
-                          controller_scope=args.controller_scope)
+                          controller_scope=args.controller_scope,
+                          rto_min_ms=args.rto_min_ms)
     exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
                    heavy=args.heavy, seed=args.seed, settings=st, scenario_name=args.scenario,
                    log=log)

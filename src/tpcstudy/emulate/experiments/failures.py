@@ -43,7 +43,7 @@ from ...control.tables import TableState, connected_pairs
 from ...errors import UsageError
 from ...export.layout import encode_value
 from ...hostagent.loader import counters, reconfigure
-from ...hostagent.maps import ON_UPDATE, SlotPolicy
+from ...hostagent.maps import ON_UPDATE, SlotPolicy, rto_min_us
 from ...metrics import quantile_inf
 from ...models.maxflow import max_flow
 from ...paths import segment_ratios
@@ -106,8 +106,11 @@ class FailuresSettings:
     #: The entries the controller replaces: those whose paths cross a down link ("affected"),
     #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
     controller_scope: str = "affected"
+    #: Every host agent's minimum RTO in every reaction (``--rto-min-ms``; None: the kernel's).
+    rto_min_ms: Optional[float] = None
 
     def check(self) -> None:
+        rto_min_us(self.rto_min_ms)  # a clear error when out of range
         bad = [r for r in self.reactions if r not in REACTIONS]
         if bad or not self.reactions:
             raise UsageError(f"--reactions {','.join(self.reactions)}: choose from "
@@ -243,7 +246,19 @@ def _restore(emu: Emulation, link: Tuple[int, int]) -> None:
 _ROOM = {"none": "path", "hosts": "path", "controller": "max"}
 #: The agents' counters a draw reports (summed over the hosts): what became of the connections
 #: a table swap or an RTO moved.
-_MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves")
+_MOVE_COUNTERS = ("connections", "update_kept", "repathed", "rehashed", "repath_plain", "moves",
+                  "rto_min_set", "rto_min_failed")
+
+
+#: The senders' namespaces' TCP counters a draw reports (TcpExt, summed): RTOs fired, those
+#: F-RTO found spurious (the segment was not lost), tail-loss probes.
+_TCP_EXT = {"TCPTimeouts": "timeouts", "TCPSpuriousRTOs": "spurious_rtos",
+            "TCPLossProbes": "loss_probes"}
+
+
+def _tcp_ext(emu: Emulation, sources: Sequence[str]) -> Dict[str, int]:
+    got = _ns.netstat_counters(sorted({emu.spec.router(s).netns for s in sources}), "TcpExt")
+    return {v: sum(int(c.get(k, 0)) for c in got.values()) for k, v in _TCP_EXT.items()}
 
 
 def _agent_counters(emu: Emulation) -> Dict[str, int]:
@@ -387,7 +402,8 @@ class Failures(Experiment):
         self.paths = placement_table(emu, self.placement)
         with tempfile.TemporaryDirectory(prefix="tpcstudy-failures-") as tmp:
             write_paths(self.paths, tmp, formats="bpf", variant=BPF_VARIANT)
-            emu.agents.update(install_agents(emu, Path(tmp), policy=SlotPolicy("wrr")))
+            emu.agents.update(install_agents(emu, Path(tmp), policy=SlotPolicy("wrr"),
+                                             rto_min_ms=self.settings.rto_min_ms))
         emu.wait_quiet()
 
     def measure(self, emu: Emulation, task: Task, log: Log) -> List[Row]:
@@ -419,6 +435,8 @@ class Failures(Experiment):
             return t
 
         counted = _agent_counters(emu)
+        sources = sorted({c.source for c in self.placement.connections})
+        tcp0 = _tcp_ext(emu, sources)
         reactor.start()
         try:
             tr = run_traffic(emu, flows, warmup=0.0, seconds=st.at + st.observe, poll_ms=50.0,
@@ -433,6 +451,7 @@ class Failures(Experiment):
                 ctl.close()
             _restore(emu, self.link)
         moved = {k: v - counted.get(k, 0) for k, v in _agent_counters(emu).items()}
+        tcp = {k: v - tcp0[k] for k, v in _tcp_ext(emu, sources).items()}
         t_cut = tr.actions["cut"]
         end = tr.times["stop"]
         rec_s, lost, hit = [], 0, 0
@@ -509,7 +528,11 @@ class Failures(Experiment):
             "payload_failed": round(share_f, 4),
             "link_mbps": spec.link_mbps, "cpu_busy": round(tr.cpu_busy, 4),
             "status": "ok" if not (reactor.error or (igp and igp.errors)) else "failed",
-            "error": reactor.error or "; ".join(igp.errors if igp else [])}
+            "error": reactor.error or "; ".join(igp.errors if igp else []),
+            "rto_min_ms": st.rto_min_ms if st.rto_min_ms is not None else "",
+            "retrans": sum(int(tr.transfers[f.id].tcp_info.get("total_retrans", 0))
+                           for f in flows),  # every sender's segments retransmitted
+            "tcp_ext": json.dumps(tcp, sort_keys=True)}
         log(f"{self.name} {reaction}: recovery median {row['recovery_median_s']:.3f} s, p99 "
             f"{row['recovery_p99_s']:.3f} s over {hit} hit of {len(flows)}, lost {lost}; "
             f"goodput 2 s after the cut {g2:.3f} units = {row['ratio_2s']:.2f} of the "

@@ -45,16 +45,18 @@ def check_bpf_table(table: Path) -> Sequence[str]:
 
 
 def install_agents(emu: Emulation, table: Path, *, policy: SlotPolicy,
-                   routers: Optional[Sequence[str]] = None) -> Dict[str, Install]:
+                   routers: Optional[Sequence[str]] = None,
+                   rto_min_ms: Optional[float] = None) -> Dict[str, Install]:
     """Load the agent on every source router of ``table`` (or ``routers``) of ``emu``'s
     network: its cgroup (:meth:`Emulation.cgroup`), its namespace, and the hosts' NIC
     (:data:`~tpcstudy.emulate.network.spec.HOST_NIC`: every locally generated packet leaves
-    by it; the agent's fib lookup then redirects the packet to the link of its first segment)."""
+    by it; the agent's fib lookup then redirects the packet to the link of its first segment);
+    ``rto_min_ms``: every agent's minimum RTO (None: the kernel's)."""
     out: Dict[str, Install] = {}
     for name in routers if routers is not None else check_bpf_table(table):
         r = emu.spec.router(name)
         out[name] = load(table, name, str(emu.cgroup(name)), policy=policy, netns=r.netns,
                          interfaces=[HOST_NIC] if r.hosts else [i.name for i in r.interfaces],
-                         private=True,
+                         private=True, rto_min_ms=rto_min_ms,
                          name=f"{emu.spec.prefix}r{r.id}")
     return out

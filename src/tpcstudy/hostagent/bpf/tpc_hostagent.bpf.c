@@ -15,8 +15,11 @@
  *   (keyed by its addresses and ports) and the MSS lowered by the SRH's length (TCP_MAXSEG), so
  *   that the packets the tc program grows still fit the MTU. With NRTOChanger(N) configured,
  *   the N-th consecutive RTO (RTO_CB) and every later one without progress move the
- *   connection to the next valid slot. A listening socket reserves room for the longest SRH of
- *   the table (TCP_LISTEN_CB: its MSS is fixed before the connection is established).
+ *   connection to the next valid slot. With a minimum RTO configured (tpcstudy agent load
+ *   --rto-min-ms), every connection given a path gets it (TCP_BPF_RTO_MIN: the kernel's
+ *   rto_min for that socket, 200 ms by default; it accepts 2 jiffies to 200 ms). A listening
+ *   socket reserves room for the longest SRH of the table (TCP_LISTEN_CB: its MSS is fixed
+ *   before the connection is established).
  * - tc egress (the host's interfaces): a TCP packet of a connection with a stored SRH gets it
  *   inline after its IPv6 header (segments[0] = the real destination, next header TCP), its
  *   destination becomes the first segment, and it is routed again for that destination
@@ -53,6 +56,7 @@
 #define SOL_IPV6_ 41
 #define IPV6_RTHDR_ 57
 #define TCP_MAXSEG_ 2
+#define TCP_BPF_RTO_MIN_ 1004 /* uapi bpf.h (Linux >= 5.10): icsk_rto_min, in microseconds */
 #define AF_INET6_ 10
 #define TCP_CLOSE_ 7
 #define IPV6_TCP_HEADERS 60 /* IPv6 (40) + TCP (20): MSS = MTU - 60, options come off it */
@@ -133,6 +137,7 @@ struct config {
 	__u32 max_srh;   /* the longest SRH of the table (listeners reserve it) */
 	__u32 on_update; /* ON_UPDATE_*: a connection whose path a table update removed */
 	__u32 room;      /* ROOM_*: the SRH room a connection's MSS leaves */
+	__u32 rto_min_us; /* TCP_BPF_RTO_MIN for the connections given a path; 0: the kernel's */
 };
 
 /* ROOM_PATH: its own path's SRH (the entry's longest with NRTOChanger); ROOM_ENTRY: the
@@ -170,6 +175,8 @@ enum {
 	ST_REPATHED_RTO,    /* ... moved at that RTO */
 	ST_REPATH_PLAIN,    /* its path was removed and no valid slot fits: plain routing */
 	ST_REHASHED,        /* its path was removed: ON_UPDATE_REHASH moved it by the weights */
+	ST_RTO_MIN_SET,     /* connections given the configured minimum RTO */
+	ST_RTO_MIN_FAILED,  /* ... refused by the kernel (bpf_setsockopt(TCP_BPF_RTO_MIN)) */
 	ST_COUNT = 24
 };
 
@@ -539,6 +546,20 @@ static __always_inline __u32 longest(const struct dest_value *v)
 	return m;
 }
 
+/* The configured minimum RTO on this connection (the kernel's RTO is then SRTT + max(4 RTTVAR,
+ * this) instead of SRTT + max(4 RTTVAR, 200 ms); backoff doubles it as before). */
+static __always_inline void set_rto_min(struct bpf_sock_ops *skops, const struct config *cfg)
+{
+	int usecs = (int)cfg->rto_min_us;
+
+	if (!cfg->rto_min_us)
+		return;
+	if (bpf_setsockopt(skops, SOL_TCP_, TCP_BPF_RTO_MIN_, &usecs, sizeof(usecs)))
+		count(ST_RTO_MIN_FAILED);
+	else
+		count(ST_RTO_MIN_SET);
+}
+
 static __always_inline void start(struct bpf_sock_ops *skops, const struct config *cfg)
 {
 	__u32 dkey[2] = {skops->remote_ip6[0], skops->remote_ip6[1]};
@@ -570,6 +591,7 @@ static __always_inline void start(struct bpf_sock_ops *skops, const struct confi
 	key_of(skops, &k);
 	count(ST_CONNECTIONS);
 	count_slot(c->dkey, c->slot);
+	set_rto_min(skops, cfg);
 	__u64 len = srh_len(c->len);
 
 	if (len && bpf_setsockopt(skops, SOL_IPV6_, IPV6_RTHDR_, c->srh, len) == 0) {
