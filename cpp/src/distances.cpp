@@ -107,22 +107,8 @@ std::vector<double> distance_matrix_symmetric(const Graph& g, int32_t threads) {
                 const size_t q = next.fetch_add(1);
                 if (q >= ns || failed.load(std::memory_order_relaxed)) break;
                 const int32_t a = searched[q];
-                double* d = out.data() + static_cast<size_t>(a) * nz;
-                std::fill(d, d + nz, kInf);  // here, not beforehand: the row stays in cache
-                size_t tail = 0;
-                queue[tail++] = a;
-                d[a] = 0.0;
-                for (size_t head = 0; head < tail; ++head) {
-                    const int32_t u = queue[head];
-                    const double du = d[u] + w;
-                    for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i) {
-                        const int32_t v = g.out_heads[i];
-                        if (d[v] == kInf) {
-                            d[v] = du;
-                            queue[tail++] = v;
-                        }
-                    }
-                }
+                // (filled here, not beforehand: the row stays in cache)
+                bfs_row(g, a, w, out.data() + static_cast<size_t>(a) * nz, queue.data());
             }
         };
         const size_t total = ns * (nz + static_cast<size_t>(g.num_arcs()));

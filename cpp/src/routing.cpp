@@ -522,22 +522,8 @@ std::vector<double> distance_matrix(const Graph& g, int32_t threads) {
                 for (size_t q = blk * kBlock; q < std::min(searched.size(), (blk + 1) * kBlock); ++q) {
                     const int32_t a = searched[q];
                     double* d = out.data() + static_cast<size_t>(a) * n;
-                    std::fill(d, d + n, kInf);
-                    if (uniform) {  // the breadth-first search, straight into the row
-                        size_t tail = 0;
-                        queue[tail++] = a;
-                        d[a] = 0.0;
-                        for (size_t head = 0; head < tail; ++head) {
-                            const int32_t u = queue[head];
-                            const double du = d[u] + w;
-                            for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i) {
-                                const int32_t v = g.out_heads[i];
-                                if (d[v] == kInf) {
-                                    d[v] = du;
-                                    queue[tail++] = v;
-                                }
-                            }
-                        }
+                    if (uniform) {
+                        bfs_row(g, a, w, d, queue.data());
                     } else {  // row a of the transpose: distances *to* a (see below)
                         search->reset();
                         search->run(a);

@@ -147,6 +147,27 @@ void run_threads(int32_t nt, Work&& work) {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The breadth-first search from a over a graph whose arcs all weigh w, straight into the row d
+// (n entries, kInf where not reached; each level's value the previous one's plus w, one
+// addition at a time); queue holds n ids.
+inline void bfs_row(const Graph& g, int32_t a, double w, double* d, int32_t* queue) {
+    std::fill(d, d + g.n, kInf);
+    size_t tail = 0;
+    queue[tail++] = a;
+    d[a] = 0.0;
+    for (size_t head = 0; head < tail; ++head) {
+        const int32_t u = queue[head];
+        const double du = d[u] + w;
+        for (int32_t i = g.out_offsets[u]; i < g.out_offsets[u + 1]; ++i) {
+            const int32_t v = g.out_heads[i];
+            if (d[v] == kInf) {
+                d[v] = du;
+                queue[tail++] = v;
+            }
+        }
+    }
+}
+
 // A list of lists: list i is items[offsets[i] .. offsets[i + 1]).
 template <typename T>
 struct Csr {

@@ -22,7 +22,7 @@ maximise ``sum_p f_p`` subject to ``sum_p r(l, p) f_p <= c(l)`` for every direct
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -226,12 +226,7 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
         if ecmp_solution is not None:
             if ecmp_solution.model != "ecmp" or ecmp_solution.pairs != p.names:
                 raise UsageError("ecmp_solution is not an ecmp result of these pairs")
-            proven = models.proven_by(p, ecmp_solution, "multipath")
-            if proven is not None:
-                return proven
-            more = models.sr_routing_paths(p, ecmp_solution)
-            if more:
-                return models.multipath(p, more)
+            return _from_lower(p, ecmp_solution, "multipath", models.multipath)
         return models.multipath(p)
     if model in SUBFLOW_MODELS:
         if isinstance(subflows, bool) or int(subflows) != subflows or int(subflows) < 1:
@@ -246,13 +241,21 @@ def _solve(p: Problem, model: str, k: int, multipath: str, subflows: Any, seed: 
     if sr_solution is not None:
         if sr_solution.model != "sr" or sr_solution.pairs != p.names:
             raise UsageError("sr_solution is not an sr result of these pairs")
-        proven = models.proven_by(p, sr_solution, "mcf")
-        if proven is not None:
-            return proven
-        more = models.sr_routing_paths(p, sr_solution)
-        if more:  # beside every pair's first path (sifted as ever)
-            return models.mcf(p, more)
+        return _from_lower(p, sr_solution, "mcf", models.mcf)
     return models.mcf(p)
+
+
+def _from_lower(p: Problem, lower: MaxFlowResult, model: str,
+                solve: Callable[..., MaxFlowResult]) -> MaxFlowResult:
+    """``model``'s optimum from the optimum ``lower`` of a model below it on the same pairs:
+    proven by it, no LP (:func:`~.maxflow_models.proven_by`), where it can be; else ``solve``
+    (``model``'s column generation) from its routing traced into paths, beside every pair's
+    first path (sifted as ever)."""
+    proven = models.proven_by(p, lower, model)
+    if proven is not None:
+        return proven
+    more = models.sr_routing_paths(p, lower)
+    return solve(p, more) if more else solve(p)
 
 
 def _solve_from(p: Problem, model: str, k: int, more: Any, fixed: bool,
