@@ -77,14 +77,14 @@ def parse_gml(text: str, path: Path, collapse: Optional[Collapse] = None) -> Gml
     are read block by block by :func:`parse_python` (bounded memory, a progress bar).
     """
     if len(text) <= PROGRESS_BYTES:
-        tree = _core.parse_gml(text, html.unescape)
+        tree = cast(Optional[GmlList], _core.parse_gml(text, html.unescape))
         if tree is not None:
             if collapse is not None:
                 for key, val, _ in tree:
                     if key == "graph" and isinstance(val, list):
                         val[:] = [e for e in val
                                   if not (isinstance(e[1], list) and collapse(*e))]
-            return cast(GmlList, tree)
+            return tree
     return parse_python(text, path, collapse)
 
 
