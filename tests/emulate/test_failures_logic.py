@@ -9,14 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tpcstudy.emulate.experiments.failures import (
-    arc_loads,
-    goodput_series,
-    hit_by_cut,
-    most_loaded_link,
-    stall,
-    timeouts,
-)
+from tpcstudy.emulate.experiments.failures import arc_loads, most_loaded_link
+from tpcstudy.emulate.experiments.recovery import goodput_series, hit_by_cut, stall, timeouts
 from tpcstudy.topology import RawEdge, build_topology
 
 

@@ -9,7 +9,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..emulate.experiments.failures import BIN, REACTIONS, float_list
+from ..emulate.experiments.failures import REACTIONS, float_list
+from ..emulate.experiments.recovery import BIN
 from .common import axes_for, cdf
 
 __all__ = ["plot_failure_experiment"]
