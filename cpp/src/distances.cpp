@@ -86,7 +86,7 @@ std::vector<double> distance_matrix_symmetric(const Graph& g, int32_t threads) {
     };
     for (int32_t u = 0; u < n; ++u)
         if (!peeled[u] && !chain[u]) searched.push_back(u);
-    for (int32_t a : std::vector<int32_t>(searched)) walk(a);
+    for (int32_t a : searched) walk(a);  // (walk adds no searched router)
     for (int32_t u = 0; u < n; ++u)  // cycles of chain routers only: one of each is searched
         if (chain[u] && !visited[u]) {
             chain[u] = 0;

@@ -200,9 +200,7 @@ def proven_by(p: Problem, lower: MaxFlowResult, model: str) -> Optional[MaxFlowR
     owner = np.asarray([i for i, _, _ in routing], dtype=np.int64)
     keys: List[Key] = [a for _, a, _ in routing]
     x = np.asarray([f for _, _, f in routing], dtype=np.float64) / p.scale
-    lens = np.asarray([len(a) for a in keys], dtype=np.int64)
-    arcs = np.fromiter((a for q in keys for a in q), dtype=np.int64, count=int(lens.sum()))
-    load = np.bincount(arcs, weights=np.repeat(x, lens), minlength=p.m2)
+    load = arc_usage(p.m2, keys).T @ x
     value = float(x.sum())
     if np.any(load > cap * (1.0 + 1e-9)) or abs(value - v) > 1e-9 * v:
         return None
