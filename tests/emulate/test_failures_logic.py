@@ -9,7 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tpcstudy.emulate.experiments.failures import arc_loads, most_loaded_link
+from tpcstudy import UsageError
+from tpcstudy.emulate.experiments.failures import (
+    FailuresSettings,
+    arc_loads,
+    most_loaded_link,
+    reaction_policy,
+)
 from tpcstudy.emulate.experiments.recovery import goodput_series, hit_by_cut, stall, timeouts
 from tpcstudy.topology import RawEdge, build_topology
 
@@ -107,3 +113,13 @@ def test_a_stall_under_way_at_the_cut_is_not_a_hit():
     state, v, st = hit_by_cut(again, 10.0, 14.0, 0.1, 0.5)
     assert state == "ok" and v == pytest.approx(0.6)
     assert st == (pytest.approx(0.25), pytest.approx(0.6))
+
+
+def test_each_reactions_agents_policy():
+    st = FailuresSettings(rto_count=3)  # the controller's agents: NRTOChanger(1) by default
+    assert [reaction_policy(st, r).nrto for r in ("none", "hosts", "controller")] == [0, 3, 1]
+    st = FailuresSettings(rto_count=3, controller_rto_count=0)  # the pushes alone
+    assert [reaction_policy(st, r).nrto for r in ("none", "hosts", "controller")] == [0, 3, 0]
+    assert {reaction_policy(st, r).kind for r in ("none", "hosts", "controller")} == {"wrr"}
+    with pytest.raises(UsageError, match="--controller-rto-count -1"):
+        FailuresSettings(controller_rto_count=-1).check()

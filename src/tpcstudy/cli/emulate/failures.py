@@ -62,6 +62,10 @@ def register(sub: Any) -> None:
                    help="every host agent's minimum RTO (agent load --rto-min-ms, 1 to 200 ms) "
                         "on every connection, in every reaction (default: unset, the kernel's "
                         "200 ms)")
+    f.add_argument("--controller-rto-count", type=at_least(0), default=1, metavar="N",
+                   help="the controller reaction's agents also run NRTOChanger: a connection "
+                        "moves to its entry's next path after N RTOs, as a deployed agent does "
+                        "beside its controller (default 1; 0: the controller's pushes alone)")
     add_controller_options(f)
     f.add_argument("--controller-scope", default="affected", choices=("affected", "all"),
                    help="the entries the controller replaces: those whose paths cross a down "
@@ -96,6 +100,7 @@ def cmd(args: argparse.Namespace) -> int:
                           per_pair=per_pair, on_update=args.on_update,
                           controller_at=args.controller_at,
                           controller_scope=args.controller_scope,
+                          controller_rto_count=args.controller_rto_count,
                           rto_min_ms=args.rto_min_ms)
     exp = Failures(topo=args.topo, capacity=args.capacity, weight=args.weight, plan=args.plan,
                    heavy=args.heavy, seed=args.seed, settings=st, scenario_name=args.scenario,

@@ -65,6 +65,7 @@ from .repeats import Metric
 from .throughput import lp_solution
 
 __all__ = ["KIND", "COLUMNS", "KEY", "REACTIONS", "FailuresSettings", "Failures", "most_loaded_link",
+           "reaction_policy",
            "summary_line", "format_failures"]
 
 KIND = "emulate-failures"
@@ -104,6 +105,11 @@ class FailuresSettings:
     #: The entries the controller replaces: those whose paths cross a down link ("affected"),
     #: or every entry of the reoptimised LP ("all": the LP's new split of every pair).
     controller_scope: str = "affected"
+    #: The controller reaction's agents also run NRTOChanger with this N, as a deployed TPC
+    #: agent does beside its controller (0: the pushes alone): a connection the push moved onto
+    #: a path where its retransmissions keep being lost moves on at its RTO instead of waiting
+    #: out a doubled RTO on the same path.
+    controller_rto_count: int = 1
     #: Every host agent's minimum RTO in every reaction (``--rto-min-ms``; None: the kernel's).
     rto_min_ms: Optional[float] = None
 
@@ -125,8 +131,18 @@ class FailuresSettings:
         if self.on_update not in ON_UPDATE:
             raise UsageError(f"--on-update {self.on_update!r}: choose from "
                              f"{', '.join(ON_UPDATE)}")
+        if self.controller_rto_count < 0:
+            raise UsageError(f"--controller-rto-count {self.controller_rto_count}: 0 or more")
         if not 0 <= self.igp_delay < 60:
             raise UsageError(f"--igp-delay {self.igp_delay}: 0 to 60 s")
+
+
+def reaction_policy(st: FailuresSettings, reaction: str) -> SlotPolicy:
+    """The host agents' slot policy in a reaction's draws: weighted round robin over the table's
+    paths, NRTOChanger in ``hosts`` (N = ``rto_count``) and, when asked, in ``controller``
+    (``controller_rto_count``); ``none`` never moves a connection."""
+    nrto = {"hosts": st.rto_count, "controller": st.controller_rto_count}.get(reaction, 0)
+    return SlotPolicy("wrr", nrto=nrto)
 
 
 def arc_loads(topo: Topology, res: Any) -> np.ndarray:
@@ -338,7 +354,7 @@ class Failures(Experiment):
 
     def _measure(self, emu: Emulation, reaction: str, log: Log) -> Row:  # noqa: C901
         st, spec = self.settings, emu.spec
-        policy = SlotPolicy("wrr", nrto=st.rto_count if reaction == "hosts" else 0)
+        policy = reaction_policy(st, reaction)
         for src, inst in emu.agents.items():  # the intact table, this reaction's policy
             recs = [(e.key, encode_value(e.prefix, e.paths, BPF_VARIANT))
                     for e in self.paths.entries if e.source == src]
