@@ -22,7 +22,9 @@ and with a delay:
   only the routes that differ (:func:`route_diff`: ``route replace`` with the new next hops, or
   ``route replace unreachable`` for a destination the failure disconnected); on ``up`` the
   intact routes come back the same way. Each router's lines go through one ``ip -batch`` in its
-  namespace, the routers in parallel.
+  namespace, the routers in parallel. The routes and those ``ip`` processes are prepared while
+  the delay runs, so that the routes land at the delay (Abilene: 2 ms of routes and 8 process
+  starts, Geant2012 17 ms and 15, which once came after it).
 """
 
 from __future__ import annotations
@@ -135,6 +137,8 @@ class Convergence:
     installed_at: float
     routers: int
     routes: int
+    #: Its routes and ``ip`` processes were ready when the delay ended.
+    prepared: bool = False
 
 
 class Igp:
@@ -155,6 +159,9 @@ class Igp:
         self._first: Optional[float] = None
         self._pending = 0
         self.errors: List[str] = []
+        #: The re-convergence prepared while the delay runs (:meth:`_prepare`).
+        self._ready: Optional[_Prepared] = None
+        self._preparing: Optional[threading.Thread] = None
 
     def event(self, kind: str, u: int, v: int, at: Optional[float] = None) -> None:
         """Link ``u``-``v`` went ``down`` or ``up`` (at ``at``, default now)."""
@@ -170,6 +177,47 @@ class Igp:
                 self._timer.daemon = True
                 self._pending += 1
                 self._timer.start()
+                if wait > 0:
+                    self._preparing = threading.Thread(target=self._prepare, daemon=True)
+                    self._preparing.start()
+
+    def _prepare(self) -> None:
+        """While the delay runs: the routes of the links down now and, per router they change,
+        its ``ip -batch`` started and waiting for its lines, so that :meth:`converge` installs
+        them at the delay, not a route computation and 15 process starts later. A link event
+        in between makes :meth:`converge` compute again."""
+        with self._lock:
+            down, installed = frozenset(self.down), self.installed
+        try:
+            new = route_table(self.spec, down)
+            diff = route_diff(installed, new)
+            prep = _Prepared(down, installed, new, diff, {})
+            for rid in sorted(diff):
+                prep.batches[rid] = _ns.Batch("ip", netns=self.spec.routers[rid].netns,
+                                              ipv6=True, label=self._label(rid))
+        except Exception as e:  # noqa: BLE001 - converge computes it again
+            self.log(f"igp: preparing the routes failed ({e}); computed at the delay")
+            return
+        with self._lock:
+            old, self._ready = self._ready, prep
+        if old is not None:
+            old.cancel()
+
+    def _label(self, rid: int) -> str:
+        return f"igp routes of {self.spec.routers[rid].name}"
+
+    def _take_ready(self, down: FrozenSet[Link]) -> Optional["_Prepared"]:
+        """The prepared re-convergence if it is for ``down`` from the routes installed now."""
+        with self._lock:
+            thread, self._preparing = self._preparing, None
+        if thread is not None:
+            thread.join()
+        with self._lock:
+            prep, self._ready = self._ready, None
+        if prep is not None and (prep.down != down or prep.installed is not self.installed):
+            prep.cancel()
+            return None
+        return prep
 
     def _fire(self) -> None:
         with self._lock:
@@ -188,19 +236,28 @@ class Igp:
         """Install the routes of the links down now (only what differs); returns its record."""
         with self._lock:
             down = frozenset(self.down)
-        new = route_table(self.spec, down)
-        diff = route_diff(self.installed, new)
+        prep = self._take_ready(down)
+        if prep is not None:
+            new, diff = prep.new, prep.diff
+            try:
+                with ThreadPoolExecutor(max_workers=max(1, len(diff))) as pool:
+                    list(pool.map(lambda rid: prep.batches[rid].feed(diff[rid]), sorted(diff)))
+            finally:
+                prep.batches.clear()  # each fed (and ended) once, failed or not
+        else:
+            new = route_table(self.spec, down)
+            diff = route_diff(self.installed, new)
 
-        def apply(rid: int) -> None:
-            _ns.run_batch("ip", diff[rid], netns=self.spec.routers[rid].netns, ipv6=True,
-                          label=f"igp routes of {self.spec.routers[rid].name}")
+            def apply(rid: int) -> None:
+                _ns.run_batch("ip", diff[rid], netns=self.spec.routers[rid].netns, ipv6=True,
+                              label=self._label(rid))
 
-        with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-            list(pool.map(apply, sorted(diff)))
+            with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
+                list(pool.map(apply, sorted(diff)))
         self.installed = new
         done = time.monotonic()
         rec = Convergence(down, event_at if event_at is not None else done, done, len(diff),
-                          sum(len(x) for x in diff.values()))
+                          sum(len(x) for x in diff.values()), prepared=prep is not None)
         self.history.append(rec)
         names = self.spec.topology.names
         self.log(f"igp: {len(down)} link(s) down "
@@ -228,6 +285,31 @@ class Igp:
                 self._timer.cancel()
                 self._timer = None
                 self._pending -= 1
+        with self._lock:
+            thread, self._preparing = self._preparing, None
+        if thread is not None:
+            thread.join()
+        with self._lock:
+            prep, self._ready = self._ready, None
+        if prep is not None:
+            prep.cancel()
+
+
+@dataclasses.dataclass
+class _Prepared:
+    """A re-convergence computed ahead: for the links ``down``, from the routes ``installed``,
+    the new routes, their diff and each changed router's waiting ``ip -batch``."""
+
+    down: FrozenSet[Link]
+    installed: RouteTable
+    new: RouteTable
+    diff: Dict[int, List[str]]
+    batches: Dict[int, "_ns.Batch"]
+
+    def cancel(self) -> None:
+        for b in self.batches.values():
+            b.cancel()
+        self.batches.clear()
 
 
 # --------------------------------------------------------------------------- link events

@@ -46,7 +46,7 @@ from ...linux import (
     thread_netns_fd,
 )
 
-__all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "NetnsSwitch", "run_batch", "write_sysctls",
+__all__ = ["NETNS_DIR", "CLONE_NEWNET", "enter", "NetnsSwitch", "Batch", "run_batch", "write_sysctls",
            "read_sysctl", "interface_counters", "netstat_counters", "list_namespaces",
            "sysctl_path", "process_alive", "process_start_ticks", "IPV6_RTHDR", "IPPROTO_MPTCP",
            "TCP_CONGESTION", "TCP_INFO", "TCP_MAXSEG", "SO_MAX_PACING_RATE"]
@@ -149,6 +149,72 @@ def list_namespaces(prefix: str = "") -> List[str]:
     return sorted(n for n in names if n.startswith(prefix))
 
 
+class Batch:
+    """``tool [-6] [-n netns] [-force] -batch -`` started now, its lines given later
+    (:meth:`feed`), so that a change prepared ahead lands without a process start: the IGP
+    starts its routers' ``ip`` while it waits out its delay. ``on_start(pid)`` is called once
+    it runs. :meth:`cancel` ends it with no input (it changes nothing)."""
+
+    def __init__(self, tool: str, *, netns: Optional[str] = None, force: bool = False,
+                 label: str = "", ipv6: bool = False,
+                 on_start: Optional[Callable[[int], None]] = None) -> None:
+        if tool not in ("ip", "tc"):
+            raise ValueError(f"run_batch: tool must be 'ip' or 'tc', not {tool!r}")
+        argv = [tool] + (["-6"] if ipv6 else [])
+        if netns:
+            argv += ["-n", netns]
+        if force:
+            argv.append("-force")
+        self.argv, self.label = argv + ["-batch", "-"], label
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True)
+        except FileNotFoundError:
+            raise EmulationError(f"{tool!r} not found: install iproute2 (apt-get install "
+                                 f"iproute2)") from None
+        try:
+            if on_start is not None:
+                on_start(self.proc.pid)
+        except BaseException:
+            self.cancel()
+            raise
+
+    def feed(self, lines: Sequence[str]) -> None:
+        """Give it ``lines`` and wait for it.
+
+        Raises
+        ------
+        EmulationError
+            The tool failed; the message quotes the failing line and the tool's error.
+        """
+        proc = self.proc
+        try:
+            out, err_text = proc.communicate("\n".join(lines) + "\n" if lines else "",
+                                             timeout=600)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        if proc.returncode != 0:
+            err = (err_text or out).strip()
+            where = ""
+            for word in err.replace(":", " ").split():  # "Command failed -:12"
+                if word.isdigit() and 0 < int(word) <= len(lines):
+                    where = f" at line {word}: {lines[int(word) - 1]!r}"
+            first = err.splitlines()[0] if err else f"exit {proc.returncode}"
+            raise EmulationError(f"{' '.join(self.argv)}"
+                                 f"{' (' + self.label + ')' if self.label else ''} failed"
+                                 f"{where}: {first}")
+
+    def cancel(self) -> None:
+        """End it with no input; killed if it does not end within 5 s."""
+        try:
+            self.proc.communicate("", timeout=5)
+        except BaseException:  # noqa: BLE001 - a stuck tool is ours: end it
+            self.proc.kill()
+            self.proc.wait()
+
+
 def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
               force: bool = False, label: str = "", ipv6: bool = False,
               on_start: Optional[Callable[[int], None]] = None) -> None:
@@ -164,36 +230,7 @@ def run_batch(tool: str, lines: Sequence[str], *, netns: Optional[str] = None,
         raise ValueError(f"run_batch: tool must be 'ip' or 'tc', not {tool!r}")
     if not lines:
         return
-    argv = [tool] + (["-6"] if ipv6 else [])
-    if netns:
-        argv += ["-n", netns]
-    if force:
-        argv.append("-force")
-    argv += ["-batch", "-"]
-    text = "\n".join(lines) + "\n"
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-    except FileNotFoundError:
-        raise EmulationError(f"{tool!r} not found: install iproute2 (apt-get install iproute2)") \
-            from None
-    try:
-        if on_start is not None:
-            on_start(proc.pid)
-        out, err_text = proc.communicate(text, timeout=600)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    if proc.returncode != 0:
-        err = (err_text or out).strip()
-        where = ""
-        for word in err.replace(":", " ").split():  # "Command failed -:12"
-            if word.isdigit() and 0 < int(word) <= len(lines):
-                where = f" at line {word}: {lines[int(word) - 1]!r}"
-        first = err.splitlines()[0] if err else f"exit {proc.returncode}"
-        raise EmulationError(f"{' '.join(argv)}{' (' + label + ')' if label else ''} failed"
-                             f"{where}: {first}")
+    Batch(tool, netns=netns, force=force, label=label, ipv6=ipv6, on_start=on_start).feed(lines)
 
 
 def sysctl_path(key: str) -> Path:
