@@ -206,14 +206,19 @@ class Igp:
     def _label(self, rid: int) -> str:
         return f"igp routes of {self.spec.routers[rid].name}"
 
-    def _take_ready(self, down: FrozenSet[Link]) -> Optional["_Prepared"]:
-        """The prepared re-convergence if it is for ``down`` from the routes installed now."""
+    def _claim_prepared(self) -> Optional["_Prepared"]:
+        """What :meth:`_prepare` made (waiting for it to finish), now no longer held here."""
         with self._lock:
             thread, self._preparing = self._preparing, None
         if thread is not None:
             thread.join()
         with self._lock:
             prep, self._ready = self._ready, None
+        return prep
+
+    def _take_ready(self, down: FrozenSet[Link]) -> Optional["_Prepared"]:
+        """The prepared re-convergence if it is for ``down`` from the routes installed now."""
+        prep = self._claim_prepared()
         if prep is not None and (prep.down != down or prep.installed is not self.installed):
             prep.cancel()
             return None
@@ -285,12 +290,7 @@ class Igp:
                 self._timer.cancel()
                 self._timer = None
                 self._pending -= 1
-        with self._lock:
-            thread, self._preparing = self._preparing, None
-        if thread is not None:
-            thread.join()
-        with self._lock:
-            prep, self._ready = self._ready, None
+        prep = self._claim_prepared()
         if prep is not None:
             prep.cancel()
 
