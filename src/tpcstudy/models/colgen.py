@@ -33,7 +33,8 @@ from ..lp import LPResult
 from .oracles import PRICE_TOL, Key, crossing
 from .problem import MaxFlowResult, Problem
 
-__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "sift_batch", "Pricer", "Snapshot", "Start", "column_generation"]
+__all__ = ["MAX_ITERATIONS", "SIFT_BATCH", "sift_batch", "Pricer", "Snapshot", "Start", "LazyNames",
+           "column_generation"]
 
 #: Safety cap on column-generation rounds (never reached on the Zoo; reported if it is).
 MAX_ITERATIONS = 10_000
@@ -323,7 +324,7 @@ class _Subset(Sequence[Key]):
         return self.base[int(self.idx[j])]
 
 
-class _Names(Sequence[Tuple[str, ...]]):
+class LazyNames(Sequence[Tuple[str, ...]]):
     """Columns as router names, made when first read (a warm re-solve whose caller reads only
     the value never pays for them)."""
 
@@ -507,7 +508,7 @@ def column_generation(p: Problem, label: str, first: Sequence[Optional[Key]],
     if pool.out.any():  # a start's columns out (at zero) are not this network's columns
         live = np.flatnonzero(~pool.out)
         keys, owner, x = _Subset(keys, live), owner[live], x[live]
-    paths = _Names(keys, path_names)
+    paths = LazyNames(keys, path_names)
     return MaxFlowResult(float(res.objective), label, None, p.names, paths,  # type: ignore[arg-type]
                          x, pf, iterations, len(x), gap, status, "", clock.t, p.solver,
                          owner.copy(), keys=keys, state=state, duals=(y, z))

@@ -23,7 +23,7 @@ import numpy as np
 from .. import paths as _paths
 from ..errors import UsageError
 from ..topology import Topology
-from .colgen import Snapshot, _Names, column_generation
+from .colgen import LazyNames, Snapshot, column_generation
 from .decompose import source_paths
 from .oracles import PRICE_TOL, ArcPaths, Key, Oracle, arc_usage, sr_usage
 from .problem import Clock, Column, MaxFlowResult, Problem, csc
@@ -206,7 +206,7 @@ def proven_by(p: Problem, lower: MaxFlowResult, model: str) -> Optional[MaxFlowR
         return None
     clock.add("paths", t0)
     pf = np.bincount(owner, weights=x, minlength=p.npairs)
-    return MaxFlowResult(value, model, None, p.names, _Names(keys, oracle.names),  # type: ignore[arg-type]
+    return MaxFlowResult(value, model, None, p.names, LazyNames(keys, oracle.names),  # type: ignore[arg-type]
                          x, pf, 0, len(keys), gap, "optimal", "", clock.t, p.solver, owner,
                          keys=keys, duals=(y, z))
 
