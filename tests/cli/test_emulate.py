@@ -91,6 +91,14 @@ def test_no_action_means_throughput():
      "argument --links: multigraph: the emulator joins two routers by one veth link"),
     (["emulate", "verify", "--topo", "x", "--links", "multigraph"],
      "maxflow, disjoint and export take multigraph"),
+    (["emulate", "up", "--topo", "x", "--name", "n", "--nrto", "1"],
+     "--policy and --nrto choose the BPF agents' slots: give --install bpf"),
+    (["emulate", "up", "--topo", "x", "--name", "n", "--install", "bpf", "--policy", "fastest"],
+     "fastest"),
+    (["emulate", "up", "--topo", "x", "--name", "n", "--install", "bpf", "--nrto", "300"],
+     "NRTOChanger's N 300: 0 (off) to 255"),
+    (["emulate", "failures", "--topo", "x", "--controller-rto-count", "-1"],
+     "--controller-rto-count: '-1': must be >= 0"),
 ])
 def test_refused_values(capsys, argv, words):
     assert words in _refused(capsys, *argv)

@@ -42,11 +42,13 @@ def test_control_on_an_emulated_network_then_sigkill(tmp_path):
                 variant="exp3_lowest_completion")
     before = _program_ids()
     p = _cli("emulate", "up", "--topo", "zoo/Abilene", "--table", str(tdir), "--install", "bpf",
-             "--name", "ctl40")
+             "--policy", "wrr", "--nrto", "1", "--name", "ctl40")  # the agents as deployed
     assert p.returncode == 0, p.stderr[-2000:]
+    assert "installed (bpf, wrr, nrto:1)" in p.stdout
     ctl = None
     try:
         rec = next(r for r in read_records() if r.get("name") == "ctl40")
+        assert {a["policy"] for a in rec["agents"].values()} == {"wrr, nrto:1"}
         prefix = rec["prefix"]
         ours = _program_ids() - before
         ctl = subprocess.Popen([sys.executable, "-m", "tpcstudy", "control", "--topo",

@@ -33,6 +33,12 @@ def register(sub: Any) -> None:
                         "router (per TCP connection, programs in the host's cgroup)")
     u.add_argument("--slot", type=at_least(0, 7), default=0,
                    help="the slot installed (default 0: the default path)")
+    u.add_argument("--policy", default=None,
+                   help="with --install bpf: the agents' slot policy, as 'agent load --policy' "
+                        "(first, slot:N, weighted[:GAMMA], wrr; default slot:--slot)")
+    u.add_argument("--nrto", type=at_least(0), default=0, metavar="N",
+                   help="with --install bpf: the agents' NRTOChanger, a connection moves to the "
+                        "next valid path at its N-th consecutive RTO (default 0: off)")
     u.add_argument("--seed", type=at_least(0), default=0, help="ECMP hash seed (default 0)")
     add_network(u)
     u.set_defaults(func=cmd_up)
@@ -93,6 +99,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     apply_mirror(args)
     if not args.topo:
         raise UsageError("up needs --topo")
+    policy = None
+    if args.install == "bpf":
+        from ...hostagent.maps import parse_slot_policy
+
+        policy = parse_slot_policy(args.policy or f"slot:{args.slot}", nrto=args.nrto)
+    elif args.policy is not None or args.nrto:
+        raise UsageError("--policy and --nrto choose the BPF agents' slots: give --install bpf")
     plan = read_plan_file(args.plan)
     if args.table and plan is None:
         plan = read_plan(Path(args.table) / "plan.json")
@@ -105,12 +118,12 @@ def cmd_up(args: argparse.Namespace) -> int:
     rec = up(topo, plan, name=args.name, link_mbps=args.link_mbps, queue_ms=args.queue_ms,
              mtu=args.mtu,
              seed=args.seed, table=Path(args.table) if args.table else None,
-             install=args.install, slot=args.slot, log=log)
+             install=args.install, slot=args.slot, policy=policy, log=log)
     routers = rec["routers"]
     width = max(len(r["name"]) for r in routers)
     print(f"{args.name}: {name} is up, {len(routers)} routers"
-          + (f", table {args.table} installed ({args.install}, slot {args.slot})"
-             if args.install else ""))
+          + (f", table {args.table} installed ({args.install}, "
+             f"{policy.describe() if policy else f'slot {args.slot}'})" if args.install else ""))
     print(f"{'router':<{width}}  {'namespace':<16} {'loopback':<28} host")
     for r in routers:
         print(f"{r['name']:<{width}}  {r['netns']:<16} {r['loopback']:<28} "
