@@ -22,7 +22,7 @@ and with a delay:
   only the routes that differ (:func:`route_diff`: ``route replace`` with the new next hops, or
   ``route replace unreachable`` for a destination the failure disconnected); on ``up`` the
   intact routes come back the same way. Each router's lines go through one ``ip -batch`` in its
-  namespace, the routers in parallel. The routes and those ``ip`` processes are prepared while
+  namespace, all the routers in parallel. The routes and those ``ip`` processes are prepared while
   the delay runs, so that the routes land at the delay (Abilene: 2 ms of routes and 8 process
   starts, Geant2012 17 ms and 15, which once came after it).
 """
@@ -147,10 +147,10 @@ class Igp:
     than that are handled by one installation, as an IGP's SPF hold-down does)."""
 
     def __init__(self, spec: NetworkSpec, *, delay: float = DEFAULT_DELAY,
-                 log: Callable[[str], None] = lambda m: None, jobs: int = 4) -> None:
+                 log: Callable[[str], None] = lambda m: None) -> None:
         if not (delay >= 0 and delay < 60):
             raise UsageError(f"--igp-delay {delay!r}: 0 to 60 seconds")
-        self.spec, self.delay, self.log, self.jobs = spec, float(delay), log, jobs
+        self.spec, self.delay, self.log = spec, float(delay), log
         self.down: set = set()
         self.installed: RouteTable = route_table(spec)
         self.history: List[Convergence] = []
@@ -189,12 +189,7 @@ class Igp:
         with self._lock:
             down, installed = frozenset(self.down), self.installed
         try:
-            new = route_table(self.spec, down)
-            diff = route_diff(installed, new)
-            prep = _Prepared(down, installed, new, diff, {})
-            for rid in sorted(diff):
-                prep.batches[rid] = _ns.Batch("ip", netns=self.spec.routers[rid].netns,
-                                              ipv6=True, label=self._label(rid))
+            prep = self._prepared(down, installed)
         except Exception as e:  # noqa: BLE001 - converge computes it again
             self.log(f"igp: preparing the routes failed ({e}); computed at the delay")
             return
@@ -203,8 +198,21 @@ class Igp:
         if old is not None:
             old.cancel()
 
-    def _label(self, rid: int) -> str:
-        return f"igp routes of {self.spec.routers[rid].name}"
+    def _prepared(self, down: FrozenSet[Link], installed: RouteTable) -> "_Prepared":
+        """The routes of the links ``down``, their diff from ``installed`` and each changed
+        router's ``ip -batch`` started (those already started are ended if one fails)."""
+        new = route_table(self.spec, down)
+        diff = route_diff(installed, new)
+        prep = _Prepared(down, installed, new, diff, {})
+        try:
+            for rid in sorted(diff):
+                prep.batches[rid] = _ns.Batch(
+                    "ip", netns=self.spec.routers[rid].netns, ipv6=True,
+                    label=f"igp routes of {self.spec.routers[rid].name}")
+        except BaseException:
+            prep.cancel()
+            raise
+        return prep
 
     def _claim_prepared(self) -> Optional["_Prepared"]:
         """What :meth:`_prepare` made (waiting for it to finish), now no longer held here."""
@@ -242,27 +250,19 @@ class Igp:
         with self._lock:
             down = frozenset(self.down)
         prep = self._take_ready(down)
-        if prep is not None:
-            new, diff = prep.new, prep.diff
-            try:
-                with ThreadPoolExecutor(max_workers=max(1, len(diff))) as pool:
-                    list(pool.map(lambda rid: prep.batches[rid].feed(diff[rid]), sorted(diff)))
-            finally:
-                prep.batches.clear()  # each fed (and ended) once, failed or not
-        else:
-            new = route_table(self.spec, down)
-            diff = route_diff(self.installed, new)
-
-            def apply(rid: int) -> None:
-                _ns.run_batch("ip", diff[rid], netns=self.spec.routers[rid].netns, ipv6=True,
-                              label=self._label(rid))
-
-            with ThreadPoolExecutor(max_workers=max(1, self.jobs)) as pool:
-                list(pool.map(apply, sorted(diff)))
+        prepared = prep is not None
+        if prep is None:
+            prep = self._prepared(down, self.installed)
+        new, diff, batches = prep.new, prep.diff, prep.batches
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, len(diff))) as pool:
+                list(pool.map(lambda rid: batches[rid].feed(diff[rid]), sorted(diff)))
+        finally:
+            batches.clear()  # each fed (and ended) once, failed or not
         self.installed = new
         done = time.monotonic()
         rec = Convergence(down, event_at if event_at is not None else done, done, len(diff),
-                          sum(len(x) for x in diff.values()), prepared=prep is not None)
+                          sum(len(x) for x in diff.values()), prepared=prepared)
         self.history.append(rec)
         names = self.spec.topology.names
         self.log(f"igp: {len(down)} link(s) down "
