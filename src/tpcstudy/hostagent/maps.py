@@ -88,16 +88,16 @@ class SlotPolicy:
 def parse_slot_policy(text: str, nrto: int = 0) -> SlotPolicy:
     """``first``, ``slot:N``, ``weighted[:GAMMA]``, ``wrr``; NRTOChanger's ``nrto``."""
     name, _, arg = str(text).strip().partition(":")
-    try:  # the numbers only: check()'s own errors say what is wrong with the values
-        slot = int(arg) if name == "slot" else 0
-        gamma = float(arg or 0.0) if name == "weighted" else 0.0
+    try:
+        if name == "slot":
+            return SlotPolicy("slot", slot=int(arg), nrto=nrto).check()
+        if name == "weighted":
+            return SlotPolicy("weighted", gamma=float(arg or 0.0), nrto=nrto).check()
+    except UsageError:  # check()'s own (a UsageError is a ValueError too)
+        raise
     except ValueError:
         raise UsageError(f"policy {text!r}: slot:N takes an integer, weighted:GAMMA a "
                          f"number") from None
-    if name == "slot":
-        return SlotPolicy("slot", slot=slot, nrto=nrto).check()
-    if name == "weighted":
-        return SlotPolicy("weighted", gamma=gamma, nrto=nrto).check()
     if arg:
         raise UsageError(f"policy {text!r}: only slot:N and weighted:GAMMA take a value")
     return SlotPolicy(name, nrto=nrto).check()

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 
 from ..errors import InputFileError, UsageError
 from ..linux import CGROUP_ROOT
-from .maps import ON_UPDATE
+from .maps import ON_UPDATE, ROOMS, RTO_MIN_MS
 
 __all__ = ["Install", "state_dir", "save", "read_saved", "saved_names", "forget", "create",
            "cgroup_path", "check_cgroup", "DEFAULT_PINS", "name_ok"]
@@ -128,11 +128,12 @@ class Install:
             raise UsageError(f"{where}: netns is not a name")
         if not name_ok(doc["name"]):
             raise UsageError(f"{where}: agent name {doc['name'][:40]!r}")
-        if doc.get("srh_room", "path") not in ("path", "entry", "max") or doc.get(
+        if doc.get("srh_room", "path") not in ROOMS or doc.get(
                 "on_update", "repath") not in ON_UPDATE:
             raise UsageError(f"{where}: srh_room or on_update is none of the choices")
-        if not 0 <= doc.get("rto_min_us", 0) <= 200_000:
-            raise UsageError(f"{where}: rto_min_us {doc['rto_min_us']} is not 0 to 200000")
+        hi = int(RTO_MIN_MS[1] * 1000)
+        if not 0 <= doc.get("rto_min_us", 0) <= hi:
+            raise UsageError(f"{where}: rto_min_us {doc['rto_min_us']} is not 0 to {hi}")
         if doc.get("state", "loading") not in ("loading", "loaded"):
             raise UsageError(f"{where}: state {str(doc['state'])[:20]!r}")
         for k in ("prog_ids", "map_ids"):
