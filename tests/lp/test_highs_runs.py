@@ -63,7 +63,7 @@ def test_a_scheduler_started_elsewhere_with_more_threads() -> None:
 
 def _empty_pool() -> None:
     gc.collect()  # (models of earlier tests left for the collector)
-    H._FREE.highs = []
+    H._FREE.h = None
 
 
 def test_the_next_model_reuses_the_last_ones_highs_and_solves_alike(monkeypatch) -> None:
@@ -72,9 +72,9 @@ def test_the_next_model_reuses_the_last_ones_highs_and_solves_alike(monkeypatch)
     h = lp._h
     del lp
     gc.collect()
-    assert H._FREE.highs == [h]
+    assert H._FREE.h is h
     lp2, again = _solve()
-    assert lp2._h is h and H._FREE.highs == []
+    assert lp2._h is h and H._FREE.h is None
     assert again.iterations == first.iterations and again.objective == first.objective
     np.testing.assert_array_equal(again.x, first.x)
     np.testing.assert_array_equal(again.duals, first.duals)

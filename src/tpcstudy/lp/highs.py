@@ -102,10 +102,9 @@ class HighsModel(ModelBase):
         if h is None:
             return
         try:
-            free = _FREE.__dict__.setdefault("highs", [])
-            if not free:
+            if getattr(_FREE, "h", None) is None:
                 h.clearModel()
-                free.append(h)
+                _FREE.h = h
         except Exception:  # noqa: BLE001 (interpreter shutting down: nothing to keep)
             pass
 
@@ -207,7 +206,7 @@ class HighsModel(ModelBase):
 _WHOLE = threading.local()
 
 
-#: Per thread: a Highs a finished HighsModel left, emptied (HighsModel.__del__).
+#: Per thread: ``h``, a Highs a finished HighsModel left, emptied (HighsModel.__del__), or None.
 _FREE = threading.local()
 
 
@@ -216,9 +215,9 @@ def _reused_highs(highspy: Any) -> Any:
     thread left (its model cleared, its options back at HiGHS's defaults here), else a new one:
     a ``Highs()`` costs 60-65 us, a fifth of a small LP's whole solve, and the max-flow study
     makes one per LP (1,119 in the README's job)."""
-    free = getattr(_FREE, "highs", None)
-    if free:
-        h = free.pop()
+    h = getattr(_FREE, "h", None)
+    if h is not None:
+        _FREE.h = None
         h.resetOptions()
         return h
     return _new_highs(highspy)

@@ -254,8 +254,7 @@ def _from_lower(p: Problem, lower: MaxFlowResult, model: str,
     proven = models.proven_by(p, lower, model)
     if proven is not None:
         return proven
-    more = models.sr_routing_paths(p, lower)
-    return solve(p, more) if more else solve(p)
+    return solve(p, models.sr_routing_paths(p, lower))
 
 
 def _solve_from(p: Problem, model: str, k: int, more: Any, fixed: bool,
