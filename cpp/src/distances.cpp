@@ -60,7 +60,8 @@ std::vector<double> distance_matrix_symmetric(const Graph& g, int32_t threads) {
         if (--rem[p] == 1) stack.push_back(p);
     }
     // chains
-    std::vector<uint8_t> chain(nz, 0), visited(nz, 0);
+    // chain[u]: a chain router not yet placed in a chain (cleared as a walk places it)
+    std::vector<uint8_t> chain(nz, 0);
     for (int32_t u = 0; u < n; ++u) chain[u] = !peeled[u] && rem[u] == 2 && deg(u) == 2;
     struct Chain {
         int32_t a, b;
@@ -71,10 +72,10 @@ std::vector<double> distance_matrix_symmetric(const Graph& g, int32_t threads) {
     auto walk = [&](int32_t a) {
         for (int32_t i = nb_off[a]; i < nb_off[a + 1]; ++i) {
             int32_t cur = nb[i], prev = a;
-            if (peeled[cur] || !chain[cur] || visited[cur]) continue;
+            if (!chain[cur]) continue;
             const size_t first = chain_nodes.size();
-            while (chain[cur] && !visited[cur]) {
-                visited[cur] = 1;
+            while (chain[cur]) {
+                chain[cur] = 0;
                 chain_nodes.push_back(cur);
                 const int32_t x = nb[nb_off[cur]], y = nb[nb_off[cur] + 1];
                 const int32_t next = x == prev ? y : x;
@@ -88,9 +89,8 @@ std::vector<double> distance_matrix_symmetric(const Graph& g, int32_t threads) {
         if (!peeled[u] && !chain[u]) searched.push_back(u);
     for (int32_t a : searched) walk(a);  // (walk adds no searched router)
     for (int32_t u = 0; u < n; ++u)  // cycles of chain routers only: one of each is searched
-        if (chain[u] && !visited[u]) {
+        if (chain[u]) {
             chain[u] = 0;
-            visited[u] = 1;
             searched.push_back(u);
             walk(u);
         }
